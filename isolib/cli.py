@@ -1,0 +1,62 @@
+"""``python -m isolib``: data fetch/verify and reproduce."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from isolib.errors import IsolibError
+
+
+def _data(args) -> int:
+    from isolib import datasets
+
+    if args.action == "fetch":
+        datasets.fetch(args.name, force=args.force)
+        return 0
+    results = datasets.verify(args.name)
+    for result in results:
+        print(f"{result.status:<8} {result.dataset:<16} {result.path}")
+    bad = [r for r in results if r.status != "ok"]
+    print(f"{len(results) - len(bad)} of {len(results)} files verified in {datasets.data_dir()}")
+    if bad:
+        print(f"Fix with: python -m isolib data fetch {args.name}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def _reproduce(args) -> int:
+    from isolib.runner import reproduce
+
+    results = reproduce(args.profile, args.only, store=args.store)
+    failed = [r.notebook for r in results if not r.ok]
+    if failed:
+        print(f"{len(failed)} of {len(results)} notebooks failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m isolib", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    data = commands.add_parser("data", help="fetch or verify the datasets in ISOLIB_DATA_DIR")
+    data.add_argument("action", choices=("fetch", "verify"))
+    data.add_argument("name", nargs="?", default="all", help="dataset name or 'all' (default)")
+    data.add_argument("--force", action="store_true", help="download again even if a verified copy exists")
+    data.set_defaults(func=_data)
+
+    run = commands.add_parser("reproduce", help="execute the notebooks with Papermill")
+    run.add_argument("--profile", choices=("quick", "full", "paper"), default="full")
+    run.add_argument("--only", action="append", metavar="NAME", help="run only this notebook (repeatable)")
+    run.add_argument("--store", action="store_true",
+                     help="quick profile: also store the executed notebook as notebooks/NAME.ipynb")
+    run.set_defaults(func=_reproduce)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (IsolibError, ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2

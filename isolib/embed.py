@@ -1,0 +1,308 @@
+"""Per-layer token embeddings of a transformer, with a content-addressed on-disk cache.
+
+:func:`embed` turns (model, sentences) into :class:`Embeddings`: one token table and,
+per layer, an ``(n_tokens, dim)`` array whose rows follow the table. Layer numbers
+follow :mod:`isolib.models` (0 = input embeddings).
+
+How extraction works
+--------------------
+* Sentences are tokenized with the model's fast tokenizer; each piece is mapped to its
+  word with ``word_ids()`` (never by re-splitting strings), and the word's text is cut
+  from the sentence with the pieces' character offsets.
+* Sentences are sorted by length and batched, padded on the right; padded positions
+  are dropped before anything is stored, so padding never reaches the statistics.
+* Work is split in shards of ``shard_size`` sentences. Each finished shard is written
+  to a temporary folder and renamed into place (atomic), so a run killed half-way
+  leaves only finished shards, which the next run reuses. When all shards exist they
+  are assembled into the final entry, again through a temporary folder and a rename.
+  An entry is trusted only if its final folder exists; temporary folders never are.
+* The cache key hashes everything that determines the result: the model's weights
+  fingerprint, the texts, tokenizer options, layers, dtype and the cache format version.
+
+Cache layout: ``<ISOLIB_CACHE_DIR>/embeddings/<key>/`` holding ``meta.json``,
+``tokens.parquet`` and one ``layer_NN.npy`` per layer, read memory-mapped one layer at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from isolib._progress import show_progress
+from isolib.errors import ModelError
+from isolib.models import LoadedModel, cache_root, fingerprint, load_model, resolve_layers
+
+CACHE_FORMAT = 1
+TOKEN_COLUMNS = ("sentence_id", "position", "token", "word_id", "word", "is_special")
+DTYPES = ("float32", "float16")
+
+
+@dataclass(frozen=True)
+class Embeddings:
+    """Token embeddings of a list of sentences, layer by layer.
+
+    Attributes
+    ----------
+    model : str
+        Name the model was loaded by.
+    fingerprint : str
+        Weights fingerprint (see :func:`isolib.models.fingerprint`).
+    n_layers : int
+        Hidden states of the model, layer 0 included.
+    layers : tuple of int
+        Layers stored in this object.
+    tokens : pandas.DataFrame, one row per token
+        ``sentence_id`` (int, index into the sentences passed to :func:`embed`),
+        ``position`` (int, index in the tokenized sequence, special tokens included),
+        ``token`` (str, the tokenizer's piece, e.g. ``##ing`` or ``Ġthe``),
+        ``word_id`` (int, index of the word within its sentence as given by
+        ``word_ids()``; -1 for special tokens), ``word`` (str, the word's text in the
+        sentence; "" for special tokens), ``is_special`` (bool: [CLS], [SEP], BOS, ...).
+        Rows are ordered by ``sentence_id`` then ``position``.
+    path : pathlib.Path
+        The cache entry holding the arrays.
+    """
+
+    model: str
+    fingerprint: str
+    n_layers: int
+    layers: tuple[int, ...]
+    tokens: pd.DataFrame
+    path: Path
+
+    @property
+    def dim(self) -> int:
+        """Hidden size."""
+        return int(self.layer(self.layers[0]).shape[1])
+
+    def layer(self, layer: int) -> np.ndarray:
+        """The ``(n_tokens, dim)`` array of one layer, memory-mapped read-only.
+
+        Rows align with :attr:`tokens`; select ``~tokens.is_special`` for statistics.
+        Negative numbers count from the top, as in :func:`isolib.models.resolve_layers`.
+        """
+        (index,) = resolve_layers(layer, self.n_layers)
+        if index not in self.layers:
+            raise ModelError(f"Layer {layer} was not extracted; this object holds layers {list(self.layers)}.")
+        return np.load(self.path / f"layer_{index:02d}.npy", mmap_mode="r")
+
+
+def cache_key(fingerprint_: str, texts: Sequence[str], *, layers, max_length: int, dtype: str) -> str:
+    """Content hash identifying one extraction (see the module docstring)."""
+    texts_digest = hashlib.sha256("\x1e".join(texts).encode("utf-8")).hexdigest()
+    spec = {
+        "format": CACHE_FORMAT,
+        "model": fingerprint_,
+        "texts": [len(texts), texts_digest],
+        "layers": "all" if layers is None else sorted({int(x) for x in np.atleast_1d(layers)}),
+        "max_length": max_length,
+        "dtype": dtype,
+    }
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def embed(
+    model: str | LoadedModel,
+    sentences: Sequence[str],
+    *,
+    layers=None,
+    batch_size: int = 32,
+    max_length: int = 512,
+    dtype: str = "float32",
+    device: str = "cpu",
+    shard_size: int = 2000,
+    progress: bool | None = None,
+) -> Embeddings:
+    """Extract (or read from the cache) per-layer token embeddings.
+
+    Parameters
+    ----------
+    model : str or LoadedModel
+        Offline short name (``"minilm"``, ``"mpnet"``, ``"smollm2"``), a Hub id, or a
+        model already loaded with :func:`isolib.models.load_model`. A name is loaded
+        only if the cache misses.
+    sentences : sequence of str, length n_sentences
+        Non-empty texts; ``sentence_id`` in the token table indexes this sequence.
+    layers : None, int or sequence of int
+        Layers to keep (None = all; 0 = input embeddings; negative from the top).
+    batch_size : int
+        Sentences per forward pass (batches are formed by length).
+    max_length : int
+        Longer sentences are truncated to this many tokens (special tokens included).
+    dtype : {"float32", "float16"}
+        Storage dtype; the model always runs in float32.
+    device : str
+        Torch device for the forward passes (``"cpu"``, ``"cuda"``).
+    shard_size : int
+        Sentences per resumable shard.
+    progress : bool or None
+        Show a progress bar; None = only when interactive (a terminal or a Jupyter
+        kernel), unless the environment variable ``ISOLIB_PROGRESS`` is ``0`` or ``1``.
+
+    Returns
+    -------
+    Embeddings
+    """
+    texts = list(sentences)
+    if not texts:
+        raise ValueError("sentences is empty; pass at least one sentence.")
+    empty = [i for i, text in enumerate(texts) if not isinstance(text, str) or not text.strip()]
+    if empty:
+        raise ValueError(f"{len(empty)} sentences are empty or not strings (first at index {empty[0]}).")
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}.")
+    name = model.name if isinstance(model, LoadedModel) else model
+    weights = model.fingerprint if isinstance(model, LoadedModel) else fingerprint(model)
+    key = cache_key(weights, texts, layers=layers, max_length=max_length, dtype=dtype)
+    root = cache_root() / "embeddings"
+    final = root / key
+    if not (final / "meta.json").exists():
+        loaded = model if isinstance(model, LoadedModel) else load_model(model, device=device, progress=progress)
+        _extract(loaded, texts, final, layers=layers, batch_size=batch_size, max_length=max_length,
+                 dtype=dtype, device=device, shard_size=shard_size, progress=show_progress(progress))
+    meta = json.loads((final / "meta.json").read_text())
+    return Embeddings(
+        model=name,
+        fingerprint=weights,
+        n_layers=meta["n_layers"],
+        layers=tuple(meta["layers"]),
+        tokens=pd.read_parquet(final / "tokens.parquet"),
+        path=final,
+    )
+
+
+def _extract(loaded: LoadedModel, texts, final: Path, *, layers, batch_size, max_length, dtype, device,
+             shard_size, progress) -> None:
+    """Compute missing shards, then assemble them into the final cache entry."""
+    from tqdm.auto import tqdm
+
+    kept = resolve_layers(layers, loaded.n_layers)
+    partial = final.with_name(final.name + ".partial")
+    partial.mkdir(parents=True, exist_ok=True)
+    # Temporary folders left by a killed run are never trusted: remove them.
+    for stale in [*partial.glob("*.tmp-*"), *final.parent.glob(f"{final.name}.tmp-*")]:
+        shutil.rmtree(stale, ignore_errors=True)
+    starts = range(0, len(texts), shard_size)
+    bar = tqdm(total=len(texts), desc=f"embedding with {loaded.name}", unit="sent", disable=not progress)
+    for shard_index, start in enumerate(starts):
+        shard = partial / f"shard_{shard_index:05d}"
+        chunk = texts[start:start + shard_size]
+        if not (shard / "tokens.parquet").exists():
+            _write_atomically(shard, lambda tmp, chunk=chunk, start=start: _extract_shard(
+                loaded, chunk, start, tmp, kept=kept, batch_size=batch_size, max_length=max_length,
+                dtype=dtype, device=device, bar=bar))
+        else:
+            bar.update(len(chunk))
+    bar.close()
+    shards = [partial / f"shard_{i:05d}" for i in range(len(starts))]
+    meta = {"format": CACHE_FORMAT, "model": loaded.name, "checkpoint": loaded.checkpoint,
+            "fingerprint": loaded.fingerprint, "n_layers": loaded.n_layers, "layers": list(kept),
+            "dim": loaded.dim, "dtype": dtype, "n_sentences": len(texts), "max_length": max_length}
+    _write_atomically(final, lambda tmp: _assemble(shards, tmp, kept, meta))
+    shutil.rmtree(partial, ignore_errors=True)
+
+
+def _write_atomically(target: Path, write) -> None:
+    """Call ``write(tmp_folder)``, then rename the folder to ``target`` in one step."""
+    tmp = target.with_name(f"{target.name}.tmp-{uuid.uuid4().hex[:8]}")
+    tmp.mkdir(parents=True)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    except OSError:
+        if not target.exists():  # a concurrent run may have won the rename; otherwise re-raise
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _tokenize(tokenizer, texts, max_length):
+    return tokenizer(list(texts), add_special_tokens=True, truncation=True, max_length=max_length,
+                     return_offsets_mapping=True, return_special_tokens_mask=True)
+
+
+def token_table(tokenizer, texts: Sequence[str], *, first_sentence_id: int = 0, max_length: int = 512) -> pd.DataFrame:
+    """The token table of :class:`Embeddings` for ``texts`` (see its ``tokens`` attribute)."""
+    encoding = _tokenize(tokenizer, texts, max_length)
+    return _table(tokenizer, texts, encoding, first_sentence_id)
+
+
+def _table(tokenizer, texts, encoding, first_sentence_id) -> pd.DataFrame:
+    columns = {name: [] for name in TOKEN_COLUMNS}
+    for i, text in enumerate(texts):
+        ids = encoding["input_ids"][i]
+        word_ids = encoding.word_ids(i)
+        offsets = encoding["offset_mapping"][i]
+        special = encoding["special_tokens_mask"][i]
+        spans: dict[int, list[int]] = {}
+        for (start, end), word in zip(offsets, word_ids):
+            if word is not None:
+                span = spans.setdefault(word, [start, end])
+                span[0], span[1] = min(span[0], start), max(span[1], end)
+        columns["sentence_id"] += [first_sentence_id + i] * len(ids)
+        columns["position"] += range(len(ids))
+        columns["token"] += tokenizer.convert_ids_to_tokens(ids)
+        columns["word_id"] += [-1 if w is None else w for w in word_ids]
+        columns["word"] += ["" if w is None else text[spans[w][0]:spans[w][1]].strip() for w in word_ids]
+        columns["is_special"] += [bool(s) or w is None for s, w in zip(special, word_ids)]
+    table = pd.DataFrame(columns)
+    return table.astype({"sentence_id": "int32", "position": "int32", "word_id": "int32", "is_special": bool})
+
+
+def _extract_shard(loaded: LoadedModel, texts, first_sentence_id, folder: Path, *, kept, batch_size, max_length,
+                   dtype, device, bar) -> None:
+    """Run the model over one shard and write its token table and per-layer arrays into ``folder``."""
+    import torch
+
+    tokenizer = loaded.tokenizer
+    encoding = _tokenize(tokenizer, texts, max_length)
+    table = _table(tokenizer, texts, encoding, first_sentence_id)
+    lengths = np.array([len(ids) for ids in encoding["input_ids"]])
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    arrays = {layer: np.lib.format.open_memmap(folder / f"layer_{layer:02d}.npy", mode="w+", dtype=dtype,
+                                               shape=(int(offsets[-1]), loaded.dim)) for layer in kept}
+    model_inputs = [k for k in encoding.keys() if k not in ("offset_mapping", "special_tokens_mask")]
+    order = np.argsort(lengths, kind="stable")
+    tokenizer.padding_side = "right"  # positions of real tokens must not depend on padding
+    with torch.inference_mode():
+        for batch_start in range(0, len(order), batch_size):
+            members = order[batch_start:batch_start + batch_size]
+            batch = tokenizer.pad({k: [encoding[k][i] for i in members] for k in model_inputs}, return_tensors="pt")
+            hidden_states = loaded.model(**{k: v.to(device) for k, v in batch.items()}).hidden_states
+            if len(hidden_states) != loaded.n_layers:
+                raise ModelError(f"{loaded.name} returned {len(hidden_states)} hidden states, expected {loaded.n_layers}.")
+            for layer in kept:
+                states = hidden_states[layer].float().cpu().numpy()  # (batch, padded_len, dim)
+                for row, i in enumerate(members):
+                    arrays[layer][offsets[i]:offsets[i + 1]] = states[row, :lengths[i]]
+            bar.update(len(members))
+    for array in arrays.values():
+        array.flush()
+    table.to_parquet(folder / "tokens.parquet", index=False)
+
+
+def _assemble(shards: list[Path], folder: Path, kept, meta: dict) -> None:
+    """Concatenate shard tables and arrays into one entry, layer by layer (bounded memory)."""
+    tables = [pd.read_parquet(shard / "tokens.parquet") for shard in shards]
+    n_tokens = sum(len(t) for t in tables)
+    for layer in kept:
+        name = f"layer_{layer:02d}.npy"
+        out = np.lib.format.open_memmap(folder / name, mode="w+", dtype=meta["dtype"], shape=(n_tokens, meta["dim"]))
+        row = 0
+        for shard in shards:
+            part = np.load(shard / name, mmap_mode="r")
+            out[row:row + len(part)] = part
+            row += len(part)
+        out.flush()
+        del out
+    pd.concat(tables, ignore_index=True).to_parquet(folder / "tokens.parquet", index=False)
+    (folder / "meta.json").write_text(json.dumps(meta, indent=1))

