@@ -420,6 +420,29 @@ def load_sts(name: str, *, split: str | None = None, scored_only: bool = True) -
     return frame
 
 
+def sts_sentences(names: tuple[str, ...] = _STS_YEARS, *, scored_only: bool = False) -> list[str]:
+    """Every distinct sentence of the given STS sets, both sides of each pair, in first-seen order.
+
+    This is the corpus of Ethayarajh (2019): all sentences of SemEval STS 2012-2016.
+
+    Parameters
+    ----------
+    names : tuple of str
+        STS sets to read (default: sts12 ... sts16).
+    scored_only : bool
+        Keep only pairs with a gold score. Default False: every test-set sentence
+        (sts15 and sts16 hold many unscored pairs, which are still real sentences).
+
+    Returns
+    -------
+    list of str
+        De-duplicated by exact string.
+    """
+    frames = [load_sts(name, scored_only=scored_only) for name in names]
+    both_sides = pd.concat([column for frame in frames for column in (frame.sentence1, frame.sentence2)])
+    return list(dict.fromkeys(both_sides))
+
+
 # --------------------------------------------------------------------------- labelled sentence pairs
 
 _PAIR_COLUMNS = ["sentence1", "sentence2", "label", "split"]

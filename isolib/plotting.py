@@ -1,0 +1,75 @@
+"""Figure and table helpers shared by the notebooks: one style, deterministic files.
+
+Figures are written as PNG and PDF without timestamps or software versions in their
+metadata, so rerunning a notebook with the same inputs gives byte-identical files.
+Tables are written as CSV (full precision) and Markdown (rounded, for reading).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg") if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline") else None
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+_PNG_METADATA = {"Software": None}
+_PDF_METADATA = {"Creator": None, "Producer": None, "CreationDate": None}
+
+
+def set_style() -> None:
+    """The seaborn style every figure uses."""
+    sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
+    plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 150, "svg.hashsalt": "isolib",
+                         "pdf.compression": 6})
+
+
+def save_figure(fig, output_dir: str | Path, name: str) -> list[Path]:
+    """Write ``fig`` as ``<output_dir>/<name>.png`` and ``.pdf``; return the paths."""
+    folder = Path(output_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    png, pdf = folder / f"{name}.png", folder / f"{name}.pdf"
+    fig.savefig(png, bbox_inches="tight", metadata=_PNG_METADATA)
+    fig.savefig(pdf, bbox_inches="tight", metadata=_PDF_METADATA)
+    return [png, pdf]
+
+
+def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits: int = 3) -> list[Path]:
+    """Write ``table`` as ``<name>.csv`` (full precision) and ``<name>.md`` (rounded to ``digits``)."""
+    folder = Path(output_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    csv, markdown = folder / f"{name}.csv", folder / f"{name}.md"
+    table.to_csv(csv, index=False)
+    markdown.write_text(table.to_markdown(index=False, floatfmt=f".{digits}f") + "\n")
+    return [csv, markdown]
+
+
+def plot_per_layer(table: pd.DataFrame, value: str, *, ax=None, model: str = "model", layer: str = "layer",
+                   relative_depth: bool = True, ylabel: str | None = None):
+    """One line per model of a per-layer measure.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Long format: one row per (model, layer) with columns ``model``, ``layer`` and ``value``.
+    value : str
+        Column to plot.
+    relative_depth : bool
+        Put layer / (number of layers - 1) on the x axis, so models of different
+        depths (7 and 31 hidden states) share one axis; layer 0 stays at 0.
+    """
+    ax = ax or plt.subplots(figsize=(6, 3.6))[1]
+    data = table.copy()
+    if relative_depth:
+        data["x"] = data[layer] / data.groupby(model)[layer].transform("max")
+        xlabel = "relative depth (layer / last layer; 0 = input embeddings)"
+    else:
+        data["x"] = data[layer]
+        xlabel = "layer (0 = input embeddings)"
+    sns.lineplot(data=data, x="x", y=value, hue=model, marker="o", ax=ax)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel or value)
+    return ax

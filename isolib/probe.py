@@ -1,0 +1,300 @@
+"""The embedding-optimisation probe of Mickus et al. ("Isotropy, Clusters, and Classifiers").
+
+The embeddings themselves are trainable parameters (initialised from the given
+vectors) with a linear classifier on top. Each update takes the gradient of the
+loss over the whole data set and one Adam step (PyTorch defaults). IsoScore and
+the silhouette of the current embeddings are recorded along the way; the paper
+finds IsoScore falling while silhouette rises, strongly anti-correlated.
+
+Setups of the paper and how to express them (parameter counts as in its Table 1):
+
+(i)   polarity, 10,662 x 384 embeddings, 2-way softmax without bias:
+      ``train_probe(X, y, bias=False)`` -> 10,662 x 384 + 768 parameters.
+(ii)  SNLI, 12,982 unique sentences x 384, pairs as [u; v], 3-way softmax with bias:
+      ``train_probe(X_unique, y_pairs, pair_index=pairs)`` -> 12,982 x 384 + 2,307.
+(iii) POS multi-label, per-label sigmoid: ``train_probe(X, Y, loss="sigmoid")``.
+(iv)  26 noun supersenses over 300-d vectors, sigmoid with bias:
+      ``train_probe(X, Y, loss="sigmoid")`` -> 2,275 x 300 + 26 x 301.
+
+Labelling rules for the metrics
+-------------------------------
+* Multi-label targets: each distinct label vector (row of ``y``) is one silhouette label.
+* Paired inputs (``pair_index``): IsoScore is computed on the unique sentence
+  embeddings (the parameters; the paper computes IsoScore "on unpaired
+  embeddings"), silhouette on the pair representations [u; v] with the pair labels,
+  since only pairs carry a label (a premise occurs in pairs of different classes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy import stats
+from torch import nn
+from tqdm.auto import tqdm
+
+from isolib._checks import as_points, rng
+from isolib._progress import show_progress
+from isolib.metrics import _check_int, _sample_rows, isoscore, silhouette
+
+__all__ = ["EmbeddingProbe", "make_probe", "train_probe", "correlations"]
+
+LOSSES = ("softmax", "sigmoid")
+TRACE_COLUMNS = ["seed", "update", "loss", "isoscore", "silhouette"]
+
+
+class EmbeddingProbe(nn.Module):
+    """Trainable embeddings with a linear classifier on top.
+
+    Parameters
+    ----------
+    embeddings : Tensor of shape (n_points, dim)
+        Initial values; copied into a trainable parameter.
+    n_outputs : int
+        Number of classes (softmax) or labels (sigmoid).
+    bias : bool
+        Whether the linear layer has a bias.
+    paired : bool
+        If True the classifier reads the concatenation [u; v] of two embeddings
+        (input size ``2 * dim``), selected by the ``pair_index`` given to ``forward``.
+    """
+
+    def __init__(self, embeddings: torch.Tensor, n_outputs: int, *, bias: bool = True, paired: bool = False):
+        super().__init__()
+        self.embeddings = nn.Parameter(embeddings.detach().clone())
+        in_features = embeddings.shape[1] * (2 if paired else 1)
+        self.classifier = nn.Linear(in_features, n_outputs, bias=bias, dtype=embeddings.dtype, device=embeddings.device)
+
+    def inputs(self, pair_index: torch.Tensor | None = None) -> torch.Tensor:
+        """Classifier inputs: the embeddings, or the [u; v] rows of the pairs, shape (n_items, in_features)."""
+        if pair_index is None:
+            return self.embeddings
+        return torch.cat([self.embeddings[pair_index[:, 0]], self.embeddings[pair_index[:, 1]]], dim=1)
+
+    def forward(self, pair_index: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits, shape (n_items, n_outputs)."""
+        return self.classifier(self.inputs(pair_index))
+
+    @property
+    def n_parameters(self) -> int:
+        """Number of trainable scalars: embeddings plus classifier weights and bias."""
+        return sum(parameter.numel() for parameter in self.parameters())
+
+
+def _check_pair_index(pair_index, n_points: int) -> np.ndarray:
+    pairs = np.asarray(pair_index)
+    if pairs.ndim != 2 or pairs.shape[1] != 2 or not np.issubdtype(pairs.dtype, np.integer):
+        raise ValueError(f"pair_index must be an integer array of shape (n_pairs, 2), got {pairs.dtype} {pairs.shape}.")
+    if pairs.size and (pairs.min() < 0 or pairs.max() >= n_points):
+        raise ValueError(f"pair_index must index rows 0 .. {n_points - 1} of X.")
+    return pairs
+
+
+def _encode_targets(y, loss: str, n_items: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Targets for the loss, silhouette labels (one per distinct target), and output count."""
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}.")
+    targets = np.asarray(y)
+    n_rows = len(targets) if targets.ndim else 0
+    if n_rows != n_items:
+        raise ValueError(f"y has {n_rows} rows but there are {n_items} items to classify (rows of X, or pairs).")
+    if loss == "softmax":
+        if targets.ndim != 1:
+            raise ValueError(f"y must be 1-D (one class per item) for loss='softmax', got shape {targets.shape}.")
+        classes, codes = np.unique(targets, return_inverse=True)
+        return codes, codes, len(classes)
+    if targets.ndim != 2 or not np.isin(targets, (0, 1)).all():
+        raise ValueError("y must be a 0/1 array of shape (n_items, n_labels) for loss='sigmoid'.")
+    # Each distinct label vector is one silhouette label (the paper's multi-label rule).
+    _, label_vector_codes = np.unique(targets, axis=0, return_inverse=True)
+    return targets.astype(np.float32), label_vector_codes.ravel(), targets.shape[1]
+
+
+def make_probe(X, n_outputs: int, *, bias: bool = True, paired: bool = False, device: str = "cpu") -> EmbeddingProbe:
+    """Build the probe for embeddings ``X`` with the current torch random state.
+
+    Parameters
+    ----------
+    X : array_like of shape (n_points, dim)
+    n_outputs : int
+        Classes (softmax) or labels (sigmoid).
+    bias : bool
+    paired : bool
+        Classifier over [u; v] concatenations (SNLI setup).
+    device : str
+        Torch device, e.g. ``"cpu"`` or ``"cuda"``.
+
+    Returns
+    -------
+    EmbeddingProbe
+        Float32 (PyTorch's default, as in the paper); ``.n_parameters`` gives the
+        count to compare with the paper's Table 1.
+    """
+    points = as_points(X, dtype=np.float32)
+    n_outputs = _check_int(n_outputs, "n_outputs", low=1)
+    return EmbeddingProbe(torch.from_numpy(points).to(device), n_outputs, bias=bias, paired=paired)
+
+
+def train_probe(
+    X,
+    y,
+    *,
+    loss: str = "softmax",
+    bias: bool = True,
+    n_updates: int = 1000,
+    every: int = 1,
+    lr: float = 1e-3,
+    seeds: Sequence[int] = (0, 1, 2, 3, 4),
+    pair_index=None,
+    sample_size: int | None = None,
+    device: str = "cpu",
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Optimise embeddings for a linear classifier and trace IsoScore and silhouette.
+
+    For each seed: the classifier is initialised under ``torch.manual_seed(seed)``
+    (PyTorch's default ``nn.Linear`` initialisation), the embeddings are copied from
+    ``X``, and ``n_updates`` full-batch Adam steps are taken. The loss, IsoScore and
+    silhouette of the current parameters are recorded before the first update and
+    after every ``every``-th update (and after the last).
+
+    Parameters
+    ----------
+    X : array_like of shape (n_points, dim)
+        Initial embeddings: one per item, or one per unique sentence with ``pair_index``.
+    y : array_like
+        ``loss="softmax"``: shape (n_items,), class labels of any type (cross-entropy).
+        ``loss="sigmoid"``: shape (n_items, n_labels), 0/1 (binary cross-entropy per label).
+        ``n_items`` is ``n_points``, or ``n_pairs`` with ``pair_index``.
+    loss : {"softmax", "sigmoid"}
+    bias : bool
+        Bias in the linear layer (setup (i) of the paper has none).
+    n_updates : int
+        Number of optimiser steps (paper: 1,000; GLUE appendix: 250).
+    every : int
+        Record the metrics every ``every`` updates (paper: 1).
+    lr : float
+        Adam learning rate (PyTorch default 1e-3; betas, eps: defaults).
+    seeds : sequence of int
+        One run per seed (paper: 5).
+    pair_index : array_like of int, shape (n_pairs, 2), optional
+        Rows of ``X`` forming each pair; the classifier reads [X[i]; X[j]].
+    sample_size : int, optional
+        Compute each metric on a fresh random sample of this many rows when there
+        are more (the paper's GLUE appendix); the sample is drawn from a generator
+        seeded with the run's seed, so runs stay reproducible.
+    device : str
+        Torch device for training; the metrics are computed on CPU (float32 values,
+        sums accumulated in float64 by :mod:`isolib.metrics`). Runs are
+        deterministic per seed on CPU; CUDA's scatter-add in the backward pass of
+        the pair lookup is not.
+    progress : bool, optional
+        Show a tqdm bar; None: only when interactive (a terminal or a Jupyter
+        kernel) unless the environment variable ``ISOLIB_PROGRESS`` is 0 or 1.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``seed``, ``update``, ``loss``, ``isoscore``, ``silhouette``: one
+        row per seed and recorded update. ``trace.attrs["n_parameters"]`` holds
+        the number of trainable parameters.
+
+    Raises
+    ------
+    ValueError
+        On NaN/infinity, mismatched lengths, a malformed ``y`` or ``pair_index``,
+        fewer than 2 distinct labels (silhouette undefined), or non-positive counts.
+    """
+    initial = as_points(X, min_samples=2, dtype=np.float32)
+    pairs = None if pair_index is None else _check_pair_index(pair_index, len(initial))
+    n_items = len(initial) if pairs is None else len(pairs)
+    targets, silhouette_labels, n_outputs = _encode_targets(y, loss, n_items)
+    if len(np.unique(silhouette_labels)) < 2:
+        raise ValueError("y has a single distinct label, so the silhouette is undefined; at least 2 are needed.")
+    n_updates = _check_int(n_updates, "n_updates", low=1)
+    every = _check_int(every, "every", low=1)
+    if sample_size is not None:
+        sample_size = _check_int(sample_size, "sample_size", low=3)
+    if not lr > 0:
+        raise ValueError(f"lr must be positive, got {lr!r}.")
+    seeds = [_check_int(seed, "each seed", low=0) for seed in seeds]
+    if not seeds:
+        raise ValueError("seeds is empty; give at least one seed.")
+    pair_tensor = None if pairs is None else torch.as_tensor(pairs, dtype=torch.long, device=device)
+    target_tensor = torch.as_tensor(targets, device=device)
+    objective = nn.CrossEntropyLoss() if loss == "softmax" else nn.BCEWithLogitsLoss()
+
+    rows = []
+    with tqdm(total=len(seeds) * n_updates, disable=not show_progress(progress), desc="probe") as bar:
+        for seed in seeds:
+            # fork_rng keeps the caller's global torch random state untouched.
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                probe = make_probe(initial, n_outputs, bias=bias, paired=pairs is not None, device=device)
+            optimiser = torch.optim.Adam(probe.parameters(), lr=lr)
+            sampler = rng(seed)
+            for update in range(n_updates + 1):
+                optimiser.zero_grad()
+                current_loss = objective(probe(pair_tensor), target_tensor)
+                if update % every == 0 or update == n_updates:
+                    with torch.no_grad():
+                        embeddings = probe.embeddings.cpu().numpy()
+                        clustered = embeddings if pairs is None else probe.inputs(pair_tensor).cpu().numpy()
+                    iso_rows = _sample_rows(len(embeddings), sample_size, sampler)
+                    # Unpaired: both metrics see the same sample; paired: pairs are sampled apart.
+                    sil_rows = iso_rows if pairs is None else _sample_rows(len(clustered), sample_size, sampler)
+                    rows.append(
+                        (
+                            seed,
+                            update,
+                            current_loss.item(),
+                            isoscore(embeddings[iso_rows]),
+                            silhouette(clustered[sil_rows], silhouette_labels[sil_rows]),
+                        )
+                    )
+                if update < n_updates:
+                    current_loss.backward()
+                    optimiser.step()
+                    bar.update()
+    trace = pd.DataFrame(rows, columns=TRACE_COLUMNS)
+    trace.attrs["n_parameters"] = probe.n_parameters
+    return trace
+
+
+def correlations(trace: pd.DataFrame) -> pd.DataFrame:
+    """Pearson and Spearman correlation between IsoScore and silhouette, per seed.
+
+    Parameters
+    ----------
+    trace : DataFrame
+        Output of :func:`train_probe` (columns ``seed``, ``isoscore``, ``silhouette``).
+
+    Returns
+    -------
+    DataFrame
+        Indexed by ``seed``, columns ``pearson`` and ``spearman`` (coefficients in [-1, 1]).
+
+    Raises
+    ------
+    ValueError
+        If a column is missing or a seed has fewer than 2 recorded updates.
+    """
+    missing = {"seed", "isoscore", "silhouette"} - set(trace.columns)
+    if missing:
+        raise ValueError(f"trace lacks the column(s) {sorted(missing)}; pass the output of train_probe.")
+    counts = trace.groupby("seed").size()
+    if (counts < 2).any():
+        raise ValueError(f"seed {counts.index[counts < 2][0]} has fewer than 2 recorded updates; no correlation.")
+
+    def per_seed(run: pd.DataFrame) -> pd.Series:
+        return pd.Series(
+            {
+                "pearson": stats.pearsonr(run["isoscore"], run["silhouette"]).statistic,
+                "spearman": stats.spearmanr(run["isoscore"], run["silhouette"]).statistic,
+            }
+        )
+
+    return trace.groupby("seed")[["isoscore", "silhouette"]].apply(per_seed)

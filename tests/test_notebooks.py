@@ -1,0 +1,77 @@
+"""Meta tests: every notebook is paired, parameterised for every profile, executed and checked."""
+
+import re
+from pathlib import Path
+
+import jupytext
+import nbformat
+import papermill
+import pytest
+import yaml
+
+from isolib import runner
+
+NOTEBOOKS = runner.notebook_names()
+ROOT = runner.REPO_ROOT
+
+
+def test_there_are_notebooks():
+    assert "00_quickstart" in NOTEBOOKS
+
+
+def _without_version(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if "jupytext_version" not in line)
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_pair_is_in_sync(name):
+    ipynb = runner.NOTEBOOK_DIR / f"{name}.ipynb"
+    assert ipynb.exists(), f"run `make quick` to create {ipynb.name}"
+    as_script = jupytext.writes(jupytext.read(ipynb), fmt="py:percent")
+    source = (runner.NOTEBOOK_DIR / f"{name}.py").read_text()
+    assert _without_version(as_script) == _without_version(source), "run `make sync`, then `make quick`"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_parameters_are_documented_and_every_profile_has_its_file(name):
+    declared = papermill.inspect_notebook(str(runner.NOTEBOOK_DIR / f"{name}.ipynb"))
+    assert {"profile", "output_dir"} <= set(declared)
+    for parameter, info in declared.items():
+        assert info["help"], f"parameter {parameter} needs a comment"
+        assert info["inferred_type_name"] != "None", f"parameter {parameter} needs a type hint"
+    for profile in ("full", "paper"):
+        path = runner.PARAMS_DIR / name / f"{profile}.yaml"
+        assert path.exists(), f"{path} is missing"
+        unknown = set(yaml.safe_load(path.read_text()) or {}) - set(declared)
+        assert not unknown, f"{path.name} sets parameters the notebook does not declare: {unknown}"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_committed_notebook_is_a_clean_quick_run(name):
+    nb = nbformat.read(runner.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    assert code[0].metadata.get("tags") == ["parameters"], "the first code cell must be the parameters cell"
+    assert all(cell.execution_count for cell in code), "every code cell must have been executed"
+    outputs = [output for cell in code for output in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert not [o for o in outputs if o.get("name") == "stderr"], "warnings or progress bars leaked into outputs"
+    assert any("# NBVAL_CHECK_OUTPUT" in cell.source for cell in code), "nbval needs checked cells"
+    assert not [c for c in code if re.search(r"injected-parameters", str(c.metadata))], "quick runs inject nothing"
+
+
+def test_make_test_runs_nbval_on_every_notebook_and_readme_documents_it():
+    recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M).group(1)
+    assert "notebooks/*.ipynb --nbval-lax --nbval-current-env" in recipe
+    readme = (ROOT / "README.md").read_text()
+    assert "make figures" in readme and "make test" in readme
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_profiles_and_output_folders():
+    assert runner.parameters("00_quickstart", "quick") == {}
+    full = runner.parameters("00_quickstart", "full")
+    assert full["profile"] == "full" and Path(full["output_dir"]) == ROOT / "figures" / "00_quickstart"
+    assert runner.output_dir("00_quickstart", "quick") == ROOT / "build" / "quick" / "figures" / "00_quickstart"
+    with pytest.raises(ValueError, match="Unknown profile"):
+        runner.parameters("00_quickstart", "fast")

@@ -1,0 +1,139 @@
+import numpy as np
+import pytest
+
+from isolib.metrics import isoscore
+from isolib.transforms import abtt, centre, cluster_isotropy
+
+
+def anisotropic_cloud(n=400, dim=10, shift=5.0, seed=0):
+    """Gaussian cloud with one dominant axis per decreasing scale, off the origin."""
+    generator = np.random.default_rng(seed)
+    return generator.normal(size=(n, dim)) * np.geomspace(10, 0.5, dim) + shift
+
+
+def top_directions(X, k):
+    """Leading principal directions of X, as rows (independent reference: SVD)."""
+    _, _, vt = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)
+    return vt[:k]
+
+
+def test_centre_gives_zero_mean_and_leaves_input_alone():
+    X = anisotropic_cloud()
+    before = X.copy()
+    centred = centre(X)
+    assert centred.dtype == np.float64
+    np.testing.assert_allclose(centred.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_array_equal(X, before)
+
+
+def test_abtt_is_zero_mean_and_orthogonal_to_removed_directions():
+    X = anisotropic_cloud()
+    result = abtt(X, 3)
+    np.testing.assert_allclose(result.mean(axis=0), 0, atol=1e-10)
+    np.testing.assert_allclose(result @ top_directions(X, 3).T, 0, atol=1e-8)
+    # The remaining directions are untouched.
+    kept = top_directions(X, 10)[3:]
+    np.testing.assert_allclose(result @ kept.T, centre(X) @ kept.T, atol=1e-8)
+
+
+def test_abtt_with_zero_components_is_centring():
+    X = anisotropic_cloud()
+    np.testing.assert_allclose(abtt(X, 0), centre(X))
+
+
+def test_abtt_projects_centred_not_raw_vectors():
+    # The copied gist subtracts projections of the raw vectors: with a mean that is
+    # not orthogonal to the top directions, it leaves an offset of -(mean . u) u.
+    X = anisotropic_cloud(shift=5.0)
+    directions = top_directions(X, 2)
+    gist = centre(X) - (X @ directions.T) @ directions
+    ours = abtt(X, 2)
+    offset = -(X.mean(axis=0) @ directions.T) @ directions
+    np.testing.assert_allclose(gist.mean(axis=0), offset, atol=1e-8)
+    assert np.abs(offset).max() > 1
+    np.testing.assert_allclose(ours, gist - offset, atol=1e-8)
+
+
+def two_shifted_clusters(seed=0):
+    generator = np.random.default_rng(seed)
+    scales = np.geomspace(4, 1, 8)
+    first = generator.normal(size=(150, 8)) * scales
+    second = generator.normal(size=(150, 8)) * scales[::-1] + 60
+    return np.vstack([first, second]), np.repeat([0, 1], 150)
+
+
+@pytest.mark.parametrize("method", ["kmeans", "gmm"])
+def test_cluster_isotropy_centres_each_cluster_and_nulls_its_directions(method):
+    X, truth = two_shifted_clusters()
+    result, labels = cluster_isotropy(X, 2, 2, method=method, random_state=0)
+    assert result.shape == X.shape and labels.shape == (len(X),)
+    assert abs(np.corrcoef(labels, truth)[0, 1]) == pytest.approx(1)
+    for cluster in (0, 1):
+        members = labels == cluster
+        np.testing.assert_allclose(result[members].mean(axis=0), 0, atol=1e-10)
+        np.testing.assert_allclose(result[members] @ top_directions(X[members], 2).T, 0, atol=1e-8)
+    assert isoscore(result) > isoscore(X) + 0.3
+
+
+def test_cluster_isotropy_without_pcs_is_per_cluster_centring():
+    X, _ = two_shifted_clusters()
+    result, labels = cluster_isotropy(X, 2, 0, random_state=0)
+    for cluster in (0, 1):
+        members = labels == cluster
+        np.testing.assert_allclose(result[members], centre(X[members]))
+
+
+def test_cluster_isotropy_can_keep_cluster_means():
+    X, _ = two_shifted_clusters()
+    result, labels = cluster_isotropy(X, 2, 2, remove_mean=False, random_state=0)
+    for cluster in (0, 1):
+        members = labels == cluster
+        np.testing.assert_allclose(result[members].mean(axis=0), X[members].mean(axis=0), atol=1e-10)
+
+
+def test_cluster_isotropy_is_reproducible_per_seed():
+    X = anisotropic_cloud(n=200)
+    for make_state in (lambda: 3, lambda: np.random.default_rng(3)):
+        first = cluster_isotropy(X, 4, 1, random_state=make_state())
+        again = cluster_isotropy(X, 4, 1, random_state=make_state())
+        np.testing.assert_array_equal(first[0], again[0])
+        np.testing.assert_array_equal(first[1], again[1])
+
+
+def test_methods_table_of_rajaee_is_expressible():
+    X, _ = two_shifted_clusters()
+    methods = {
+        "pre-trained": X,
+        "Mean": centre(X),
+        "Mean + PCA": abtt(X, 2),
+        "K-means + Mean": cluster_isotropy(X, 2, 0, random_state=0)[0],
+        "GMM + Mean + PCA": cluster_isotropy(X, 2, 2, method="gmm", random_state=0)[0],
+        "K-means + Mean + PCA": cluster_isotropy(X, 2, 2, random_state=0)[0],
+    }
+    assert all(result.shape == X.shape for result in methods.values())
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: centre([[0.0, np.nan]]), "NaN"),
+        (lambda: abtt(np.ones((1, 3)), 1), "at least 2"),
+        (lambda: abtt(np.eye(4), 5), "n_components"),
+        (lambda: abtt(np.eye(4), 1.5), "integer"),
+        (lambda: abtt(np.ones(4), 1), "2-D"),
+        (lambda: cluster_isotropy(np.eye(4), 5, 0), "n_clusters"),
+        (lambda: cluster_isotropy(np.eye(4), 2, 5), "n_pc"),
+        (lambda: cluster_isotropy(np.eye(4), 2, 1, method="dbscan"), "method"),
+        (lambda: cluster_isotropy([[np.inf, 0.0], [0.0, 1.0]], 1, 0), "NaN or infinity"),
+    ],
+)
+def test_bad_input_raises_one_sentence(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_cluster_smaller_than_n_pc_raises():
+    generator = np.random.default_rng(0)
+    X = np.vstack([generator.normal(size=(50, 6)), generator.normal(size=(3, 6)) + 100])
+    with pytest.raises(ValueError, match=r"cluster \d has 3 points but n_pc=5"):
+        cluster_isotropy(X, 2, 5, random_state=0)
