@@ -39,7 +39,7 @@ quick: $(INSTALLED)
 
 # Unit tests, meta tests, and nbval on the committed quick runs in the current environment.
 test: $(INSTALLED)
-	$(PY) -m pytest tests notebooks/*.ipynb --nbval-lax --nbval-current-env
+	ISOLIB_PROGRESS=0 $(PY) -m pytest tests notebooks/*.ipynb --nbval-lax --nbval-current-env
 
 lab: $(INSTALLED)
 	$(VENV)/bin/jupyter lab notebooks/

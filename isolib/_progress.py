@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import sys
 
@@ -21,12 +19,3 @@ def show_progress(progress: bool | None = None) -> bool:
         return setting == "1"
     return sys.stderr.isatty() or "ipykernel" in sys.modules
 
-
-@contextlib.contextmanager
-def quiet_stderr(quiet: bool):
-    """Swallow stderr (third-party progress bars we cannot switch off) when ``quiet``."""
-    if not quiet:
-        yield
-        return
-    with contextlib.redirect_stderr(io.StringIO()):
-        yield

@@ -34,6 +34,7 @@ Any other name is treated as a Hugging Face Hub id and loaded with
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import importlib.util
 import logging
@@ -45,11 +46,12 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+from unittest import mock
 from urllib.parse import urlparse
 
 import numpy as np
 
-from isolib._progress import quiet_stderr, show_progress
+from isolib._progress import show_progress
 from isolib.errors import ModelError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -299,7 +301,11 @@ def load_model(name: str, *, device: str = "cpu", revision: str = "main", progre
     if name == "smollm2":
         folder = _smollm2_dir()
         tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, **no_remote)
-        with quiet_stderr(not show_progress(progress)):  # transformers' GGUF bar ignores its own switch
+        # transformers' GGUF dequantization bar ignores its progress switch: hand it one that obeys ours.
+        import transformers.modeling_gguf_pytorch_utils as gguf_loading
+
+        bar = functools.partial(gguf_loading.tqdm, disable=not show_progress(progress))
+        with mock.patch.object(gguf_loading, "tqdm", bar):
             model = AutoModel.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, dtype=torch.float32, **no_remote)
     elif name in OFFLINE_MODELS:
         folder = _minilm_dir() if name == "minilm" else _mpnet_dir()
