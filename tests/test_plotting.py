@@ -1,0 +1,38 @@
+"""Figures and tables are written deterministically, in both formats."""
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from isolib.plotting import plot_per_layer, save_figure, save_table, set_style
+
+TABLE = pd.DataFrame({"model": ["a"] * 3 + ["b"] * 5, "layer": [0, 1, 2, 0, 1, 2, 3, 4],
+                      "value": [0.1, 0.2, 0.3, 0.5, 0.4, 0.3, 0.2, 0.1]})
+
+
+def _draw():
+    set_style()
+    fig, ax = plt.subplots()
+    plot_per_layer(TABLE, "value", ax=ax)
+    return fig, ax
+
+
+def test_saving_twice_gives_identical_bytes(tmp_path):
+    fig, _ = _draw()
+    first = [p.read_bytes() for p in save_figure(fig, tmp_path / "one", "figure")]
+    second = [p.read_bytes() for p in save_figure(_draw()[0], tmp_path / "two", "figure")]
+    assert first == second
+    assert b"CreationDate" not in first[1]
+    plt.close("all")
+
+
+def test_relative_depth_puts_models_of_different_depth_on_one_axis():
+    _, ax = _draw()
+    xs = sorted({x for line in ax.get_lines() for x in line.get_xdata()})
+    assert xs[0] == 0 and xs[-1] == 1 and 0.25 in xs and 0.5 in xs
+    plt.close("all")
+
+
+def test_tables_in_csv_and_markdown(tmp_path):
+    csv, markdown = save_table(TABLE, tmp_path, "table", digits=2)
+    assert pd.read_csv(csv).equals(TABLE)
+    assert "0.10 |" in markdown.read_text() and "0.100" not in markdown.read_text()
