@@ -1,0 +1,982 @@
+"""Ethayarajh (2019), *How contextual are contextualized word representations?*, as functions.
+
+The study asks how much of a word's representation is fixed by the word and how much by its
+context. This module turns an :class:`~isolib.embed.Embeddings` token table into the paper's
+units of analysis and computes, layer by layer, its measures with :mod:`isolib.metrics`:
+
+* :func:`occurrence_index` -- which rows of a layer are occurrences of which word;
+* :func:`layer_statistics` / :func:`contextuality_by_layer` -- SelfSim, IntraSim and MEV, raw and
+  adjusted for anisotropy, and the share of words whose raw MEV is below the baseline;
+* :func:`pc_static_vectors` -- a static vector per word from the first principal component of its
+  occurrences (the paper's Table 1), scored by :func:`word_benchmarks`;
+* :func:`assess_findings` / :func:`write_results` -- the paper's findings beside ours, with a
+  status decided by stated rules, written to ``RESULTS.md``.
+
+Occurrences: the rules
+----------------------
+unit
+    ``"token"`` (the paper's unit): every piece of the model's tokenizer is an occurrence of its own
+    type, so a multi-piece word contributes e.g. ``play`` and ``##ing`` (WordPiece) or ``play`` and
+    ``ing`` (byte-level BPE). ``"word"``: one occurrence per word (``word_id`` of the fast
+    tokenizer), whose vector is the mean of its pieces' vectors and whose type is the word's text.
+type text
+    For ``unit="token"`` the piece as the vocabulary spells it, without the leading space marker of
+    byte-level BPE (``Ġ``) or SentencePiece (``▁``): that marker only records a preceding space,
+    so ``Ġthe`` and a sentence-initial ``the`` are one type, as the same word was for the authors'
+    GPT-2 code (it indexed words, not pieces). The two are distinct vocabulary entries, so in a
+    decoder's input layer (no position embedding) such a type's self-similarity is below 1.
+    WordPiece's ``##`` is kept: ``##s`` is a different vocabulary entry from ``s``. For
+    ``unit="word"`` the word's text in the sentence.
+case
+    ``lowercase=None`` (default) keeps the text as the model reads it: tokens are left as they are
+    (an uncased model such as ``minilm`` already lowercases them, a cased one keeps ``The`` apart
+    from ``the``, as the paper's bert-base-cased did); words are lowercased exactly when the model
+    is uncased, i.e. when none of its pieces holds an uppercase letter (markers such as ``[UNK]``
+    aside). ``True`` / ``False`` force it.
+punctuation
+    A unit whose text (markers removed) holds no letter and no digit (``str.isalnum`` is false for
+    every character) is dropped: ``.``, ``,``, ``--``, ``'``, a lone ``Ġ``. ``5.3`` and ``'s`` stay.
+    Special tokens ([CLS], [SEP], BOS) are always dropped.
+repeats and the 5-context rule
+    Every occurrence is kept, so a word repeated in one sentence counts as several occurrences (as
+    in the authors' code). A type is analysed only if it occurs in at least ``min_contexts``
+    *distinct* sentences (the paper: 5); a word repeated five times in one sentence has one context.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import scipy.linalg
+from scipy import stats
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+from threadpoolctl import threadpool_limits
+
+from isolib import datasets
+from isolib._checks import as_points, rng
+from isolib.evaluation import WordVectors, analogy_accuracy, categorization_purity, word_similarity
+from isolib.metrics import (
+    _random_subset_per_group,
+    anisotropy_baseline,
+    intra_similarity,
+    mev,
+    mev_baseline,
+    self_similarity,
+)
+from isolib.models import resolve_layers
+
+__all__ = [
+    "UNITS",
+    "STOPWORDS",
+    "PAPER_REFERENCE",
+    "STAND_INS",
+    "unit_text",
+    "is_punctuation",
+    "OccurrenceIndex",
+    "occurrence_index",
+    "corpus_sentences",
+    "LayerStatistics",
+    "layer_statistics",
+    "contextuality_by_layer",
+    "lowest_self_similarity",
+    "first_principal_direction",
+    "pc_static_vectors",
+    "restricted_to",
+    "BENCHMARKS",
+    "word_benchmarks",
+    "static_embedding_table",
+    "STATUSES",
+    "Finding",
+    "counterpart",
+    "assess_findings",
+    "write_results",
+]
+
+UNITS = ("token", "word")
+_SPACE_MARKERS = ("Ġ", "▁")
+_TOKEN_COLUMNS = ("sentence_id", "token", "word_id", "word", "is_special")
+# scikit-learn's English stop-word list (318 words), for the paper's "stopwords" finding.
+STOPWORDS = frozenset(ENGLISH_STOP_WORDS)
+
+
+def _one_blas_thread():
+    """BLAS on one thread, for loops over thousands of small matrices (one or a few per word).
+
+    Multi-threaded BLAS gains nothing on such matrices and, on a machine whose cores are busy
+    with other work, its threads wait for each other: measured 10 to 50 times slower on 2 shared cores.
+    """
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+# --------------------------------------------------------------------------- occurrences
+
+
+def unit_text(piece: str) -> str:
+    """A tokenizer piece without its leading space marker (``Ġ`` or ``▁``); ``##`` is kept."""
+    return piece[1:] if piece[:1] in _SPACE_MARKERS else piece
+
+
+def is_punctuation(text: str) -> bool:
+    """True if ``text`` holds no letter and no digit (the module's punctuation rule)."""
+    return not any(character.isalnum() for character in text)
+
+
+# A tokenizer's own markers such as [UNK] or <unk>: uppercase in an uncased vocabulary.
+_MARKER_PIECE = re.compile(r"\[[A-Z]+\]|<[^<>]+>")
+
+
+def _is_uncased(texts) -> bool:
+    """True if no text has an uppercase letter, the tokenizer's markers ([UNK], <unk>) aside."""
+    return not any(text != text.lower() and not _MARKER_PIECE.fullmatch(text) for text in texts)
+
+
+@dataclass(frozen=True, eq=False)
+class OccurrenceIndex:
+    """Which rows of a layer array are occurrences of which type (see the module docstring).
+
+    Attributes
+    ----------
+    occurrences : pandas.DataFrame, one row per occurrence (punctuation and special tokens left out)
+        ``word`` (str, the type), ``sentence_id`` (int), ``n_pieces`` (int, token rows averaged
+        into it; 1 for ``unit="token"``), ``kept`` (bool, the type occurs in at least
+        ``min_contexts`` distinct sentences). Rows follow the token table's order.
+    piece_rows : ndarray of int, shape (n_pieces_total,)
+        Rows of the layer arrays, the pieces of occurrence 0 first, then those of occurrence 1, ...
+    unit : {"token", "word"}
+    lowercase : bool
+        Whether type texts were lowercased (the resolved value of the ``lowercase`` argument).
+    min_contexts : int
+    """
+
+    occurrences: pd.DataFrame
+    piece_rows: np.ndarray
+    unit: str
+    lowercase: bool
+    min_contexts: int
+
+    @cached_property
+    def starts(self) -> np.ndarray:
+        """Position in :attr:`piece_rows` of the first piece of each occurrence."""
+        return np.concatenate([[0], np.cumsum(self.occurrences.n_pieces.to_numpy())[:-1]]).astype(np.intp)
+
+    @cached_property
+    def words(self) -> pd.Index:
+        """The analysed (kept) types, in order of first appearance."""
+        return pd.Index(pd.unique(self.occurrences.word[self.occurrences.kept]), name="word")
+
+    @cached_property
+    def n_contexts(self) -> pd.Series:
+        """Distinct sentences of each analysed type, indexed like :attr:`words`."""
+        kept = self.occurrences[self.occurrences.kept]
+        return kept.groupby("word", sort=False).sentence_id.nunique().reindex(self.words).rename("n_contexts")
+
+    def vectors(self, layer_array) -> np.ndarray:
+        """The ``(n_occurrences, dim)`` float32 vectors of one layer, in :attr:`occurrences` order.
+
+        Parameters
+        ----------
+        layer_array : array_like of shape (n_tokens, dim)
+            One layer of the embeddings the index was built from (e.g. ``Embeddings.layer(l)``,
+            memory-mapped; only the rows needed are read).
+
+        Returns
+        -------
+        ndarray of shape (n_occurrences, dim), float32
+            The piece's row (``unit="token"``) or the mean of the word's pieces (``unit="word"``).
+        """
+        if len(layer_array) <= self.piece_rows.max():
+            raise ValueError(
+                f"layer_array has {len(layer_array)} rows but the index refers to row {self.piece_rows.max()}; "
+                "pass a layer of the embeddings the index was built from."
+            )
+        pieces = np.asarray(layer_array[self.piece_rows], dtype=np.float32)
+        if self.unit == "token":
+            return pieces
+        sums = np.add.reduceat(pieces, self.starts, axis=0)
+        return sums / self.occurrences.n_pieces.to_numpy(dtype=np.float32)[:, None]
+
+
+def occurrence_index(tokens: pd.DataFrame, *, unit: str = "token", lowercase: bool | None = None,
+                     min_contexts: int = 5) -> OccurrenceIndex:
+    """Index the occurrences of every type in a token table (the rules are in the module docstring).
+
+    Parameters
+    ----------
+    tokens : pandas.DataFrame
+        The ``tokens`` table of :class:`~isolib.embed.Embeddings` (``sentence_id``, ``token``,
+        ``word_id``, ``word``, ``is_special``; row ``i`` is row ``i`` of every layer array).
+    unit : {"token", "word"}
+        The model's own pieces (the paper), or whole words as the mean of their pieces.
+    lowercase : bool or None
+        None: the text as the model reads it (see the module docstring); True / False: force.
+    min_contexts : int
+        Fewest distinct sentences a type needs to be analysed (the paper: 5).
+
+    Returns
+    -------
+    OccurrenceIndex
+
+    Raises
+    ------
+    ValueError
+        On an unknown unit, missing columns, ``min_contexts < 1``, or no type that meets
+        ``min_contexts`` (too few sentences).
+    """
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}.")
+    missing = [column for column in _TOKEN_COLUMNS if column not in tokens.columns]
+    if missing:
+        raise ValueError(f"tokens lacks the column(s) {missing}; pass the tokens table of an Embeddings object.")
+    if not isinstance(min_contexts, numbers.Integral) or min_contexts < 1:
+        raise ValueError(f"min_contexts must be a positive integer, got {min_contexts!r}.")
+
+    content_rows = np.flatnonzero(~tokens.is_special.to_numpy(dtype=bool))
+    if content_rows.size == 0:
+        raise ValueError("tokens holds no token other than special tokens.")
+    content = tokens.iloc[content_rows]
+    piece_text = content.token.map(unit_text)
+    if unit == "token":
+        text = piece_text
+        n_pieces = np.ones(len(content_rows), dtype=np.intp)
+        piece_rows = content_rows
+        lower = bool(lowercase)
+    else:
+        # One occurrence per (sentence, word); its pieces are gathered in order of first appearance.
+        key = content.sentence_id.to_numpy(np.int64) * (int(content.word_id.max()) + 1) + content.word_id.to_numpy()
+        codes, _ = pd.factorize(key)
+        order = np.argsort(codes, kind="stable")
+        piece_rows = content_rows[order]
+        n_pieces = np.bincount(codes)
+        first = order[np.concatenate([[0], np.cumsum(n_pieces)[:-1]])]
+        content = content.iloc[first]
+        text = content.word
+        # An uncased tokenizer never emits an uppercase piece: then lowercase words as it does.
+        lower = bool(lowercase) if lowercase is not None else _is_uncased(piece_text.unique())
+    if lower:
+        text = text.str.lower()
+
+    occurrences = pd.DataFrame({
+        "word": text.to_numpy(dtype=object),
+        "sentence_id": content.sentence_id.to_numpy(),
+        "n_pieces": n_pieces,
+    })
+    punctuation = occurrences.word.map(is_punctuation).to_numpy(dtype=bool)
+    occurrences = occurrences[~punctuation].reset_index(drop=True)
+    piece_rows = np.asarray(piece_rows)[np.repeat(~punctuation, n_pieces)]
+    contexts = occurrences.groupby("word", sort=False).sentence_id.transform("nunique")
+    occurrences["kept"] = (contexts >= min_contexts).to_numpy()
+    if not occurrences.kept.any():
+        raise ValueError(
+            f"no word occurs in {min_contexts} or more distinct sentences; use more sentences or a lower min_contexts."
+        )
+    return OccurrenceIndex(occurrences, piece_rows.astype(np.intp), unit, lower, int(min_contexts))
+
+
+def corpus_sentences(corpus: str = "sts") -> list[str]:
+    """Distinct sentences of the study's corpora, both sides of every pair, in first-seen order.
+
+    ``"sts"``: SemEval STS 2012-2016, every sentence (the paper's data). ``"snli"``: the SNLI dev
+    set, every pair with or without a gold label (the course slides used SNLI sentences).
+    """
+    if corpus == "sts":
+        return datasets.sts_sentences()
+    if corpus == "snli":
+        pairs = datasets.load_pairs("snli", split="dev", gold_only=False)
+        return list(dict.fromkeys(pd.concat([pairs.sentence1, pairs.sentence2])))
+    raise ValueError(f"corpus must be 'sts' or 'snli', got {corpus!r}.")
+
+
+# --------------------------------------------------------------------------- per-layer measures
+
+
+@dataclass(frozen=True)
+class LayerStatistics:
+    """Result of :func:`layer_statistics` for one layer.
+
+    Attributes
+    ----------
+    summary : dict of str to float
+        ``n_words``, ``n_occurrences``; the baselines ``baseline_cosine`` (SelfSim and IntraSim),
+        ``mev_baseline`` (uncentred) and ``mev_centred_baseline``; the means over words or
+        sentences of the raw measures ``self_similarity``, ``intra_similarity``, ``mev``,
+        ``mev_centred``, each with its ``*_adjusted`` value (raw minus the baseline of the layer);
+        ``mev_below_baseline``, the share of words whose raw MEV is below ``mev_baseline``; and
+        ``mean_norm``, the mean norm of the occurrence vectors.
+    per_word : pandas.DataFrame indexed by word
+        ``n_contexts``, ``self_similarity``, ``mev``, ``mev_centred`` (raw).
+    """
+
+    summary: dict
+    per_word: pd.DataFrame
+
+
+def _word_blocks(index: OccurrenceIndex, vectors: np.ndarray, max_occurrences: int | None, random_state):
+    """Yield ``(word, occurrence matrix)`` for every analysed word, with at most ``max_occurrences`` rows."""
+    kept = index.occurrences.kept.to_numpy()
+    codes = pd.Categorical(index.occurrences.word[kept], categories=index.words).codes
+    rows = np.flatnonzero(kept)
+    chosen = _random_subset_per_group(codes, max_occurrences, rng(random_state))
+    chosen = chosen[np.argsort(codes[chosen], kind="stable")]
+    bounds = np.searchsorted(codes[chosen], np.arange(len(index.words) + 1))
+    for code, word in enumerate(index.words):
+        yield word, vectors[rows[chosen[bounds[code]:bounds[code + 1]]]]
+
+
+def _mev_centred(block: np.ndarray) -> float:
+    """Centred MEV, NaN where all occurrences are identical (e.g. a decoder's input layer)."""
+    if (block == block[0]).all():
+        return np.nan
+    return mev(block, centered=True)
+
+
+def layer_statistics(index: OccurrenceIndex, layer_array, *, n_samples: int = 1000,
+                     max_occurrences: int | None = None, random_state: int = 0) -> LayerStatistics:
+    """Ethayarajh's contextuality measures of one layer, raw and adjusted for anisotropy.
+
+    * ``SelfSim(w)``: :func:`isolib.metrics.self_similarity` over the occurrences of ``w`` in
+      different sentences (pairs inside one sentence are excluded, the paper's definition).
+    * ``IntraSim(s)``: :func:`isolib.metrics.intra_similarity` over every occurrence of the
+      sentence (punctuation excluded, words below ``min_contexts`` included: they are part of it).
+    * ``MEV(w)``: :func:`isolib.metrics.mev` of ``w``'s occurrence matrix, uncentred (the paper's
+      formula) and centred (the authors' per-word code, scikit-learn's PCA).
+    * Baselines: ``n_samples`` occurrences drawn uniformly from all occurrences of the layer;
+      :func:`isolib.metrics.anisotropy_baseline` (mean cosine over the pairs from different
+      sentences) and :func:`isolib.metrics.mev_baseline` on the *same* draw. Adjusted = raw minus
+      the baseline of the same layer. Means are unweighted over words (or sentences).
+
+    Parameters
+    ----------
+    index : OccurrenceIndex
+    layer_array : array_like of shape (n_tokens, dim)
+    n_samples : int
+        Occurrences behind each baseline (the paper: 1,000).
+    max_occurrences : int or None
+        MEV of a word uses at most this many of its occurrences, drawn uniformly (None: all);
+        SelfSim is exact over all occurrences at any frequency.
+    random_state : int
+        Seed of the baseline draw and of the MEV subsample. With the same seed, every layer draws
+        the same occurrences, so differences between layers are not sampling noise.
+
+    Returns
+    -------
+    LayerStatistics
+    """
+    vectors = index.vectors(layer_array)
+    contexts = index.occurrences.sentence_id.to_numpy()
+    kept = index.occurrences.kept.to_numpy()
+    words = index.occurrences.word.to_numpy()[kept]
+
+    with _one_blas_thread():
+        baseline_cosine = anisotropy_baseline(vectors, contexts, n_samples=n_samples, random_state=random_state)
+        baseline_mev = mev_baseline(vectors, n_samples=n_samples, random_state=random_state)
+        baseline_mev_centred = mev_baseline(vectors, n_samples=n_samples, centered=True, random_state=random_state)
+        self_sim = self_similarity(vectors[kept], words, contexts[kept]).reindex(index.words)
+        intra_sim = intra_similarity(vectors, contexts)
+        blocks = list(_word_blocks(index, vectors, max_occurrences, random_state))
+        per_word = pd.DataFrame({
+            "n_contexts": index.n_contexts,
+            "self_similarity": self_sim,
+            "mev": pd.Series({word: mev(block) for word, block in blocks}),
+            "mev_centred": pd.Series({word: _mev_centred(block) for word, block in blocks}),
+        }).reindex(index.words)
+
+    summary = {
+        "n_words": len(per_word),
+        "n_occurrences": int(kept.sum()),
+        "mean_norm": float(np.linalg.norm(vectors, axis=1).mean()),
+        "baseline_cosine": baseline_cosine,
+        "self_similarity": float(per_word.self_similarity.mean()),
+        "self_similarity_adjusted": float(per_word.self_similarity.mean() - baseline_cosine),
+        "intra_similarity": float(intra_sim.mean()),
+        "intra_similarity_adjusted": float(intra_sim.mean() - baseline_cosine),
+        "mev_baseline": baseline_mev,
+        "mev": float(per_word.mev.mean()),
+        "mev_adjusted": float(per_word.mev.mean() - baseline_mev),
+        "mev_below_baseline": float((per_word.mev < baseline_mev).mean()),
+        "mev_centred_baseline": baseline_mev_centred,
+        "mev_centred": float(per_word.mev_centred.mean()),
+        "mev_centred_adjusted": float(per_word.mev_centred.mean() - baseline_mev_centred),
+    }
+    return LayerStatistics(summary, per_word)
+
+
+def contextuality_by_layer(embeddings, index: OccurrenceIndex, *, n_samples: int = 1000,
+                           max_occurrences: int | None = None, random_state: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`layer_statistics` for every stored layer of one model.
+
+    Parameters
+    ----------
+    embeddings : isolib.embed.Embeddings
+    index : OccurrenceIndex
+        Built from ``embeddings.tokens``.
+    n_samples, max_occurrences, random_state
+        As in :func:`layer_statistics`.
+
+    Returns
+    -------
+    per_layer : pandas.DataFrame
+        One row per layer: ``model``, ``layer``, ``n_layers`` (hidden states of the model) and the
+        :attr:`LayerStatistics.summary` entries.
+    per_word : pandas.DataFrame
+        One row per (layer, word): ``model``, ``layer``, ``word`` and the per-word columns.
+    """
+    rows, words = [], []
+    for layer in embeddings.layers:
+        result = layer_statistics(index, embeddings.layer(layer), n_samples=n_samples,
+                                  max_occurrences=max_occurrences, random_state=random_state)
+        rows.append({"model": embeddings.model, "layer": layer, "n_layers": embeddings.n_layers, **result.summary})
+        words.append(result.per_word.reset_index().assign(model=embeddings.model, layer=layer))
+    per_word = pd.concat(words, ignore_index=True)
+    return pd.DataFrame(rows), per_word[["model", "layer", *result.per_word.reset_index().columns]]
+
+
+def lowest_self_similarity(per_word: pd.DataFrame, *, n_words: int = 10) -> pd.DataFrame:
+    """The ``n_words`` words of lowest self-similarity in every layer of every model.
+
+    Adjusting for anisotropy subtracts one number per layer, so the raw and adjusted rankings agree.
+
+    Parameters
+    ----------
+    per_word : pandas.DataFrame
+        The ``per_word`` table of :func:`contextuality_by_layer` (several models may be concatenated).
+    n_words : int
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model``, ``layer``, ``words`` (comma-separated, lowest first) and ``stopword_share``
+        (fraction of them in :data:`STOPWORDS`, compared in lowercase).
+    """
+    rows = []
+    for (model, layer), group in per_word.groupby(["model", "layer"], sort=False):
+        lowest = group.nsmallest(n_words, "self_similarity").word
+        rows.append({"model": model, "layer": layer, "words": ", ".join(lowest),
+                     "stopword_share": float(lowest.str.lower().isin(STOPWORDS).mean())})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- PC static embeddings
+
+
+def first_principal_direction(X) -> np.ndarray:
+    """First right-singular vector of the *uncentred* matrix ``X``, its sign fixed by the mean row.
+
+    A singular vector is defined up to sign; the one returned has a non-negative dot product with
+    the mean of the rows (so it points the way the occurrences do). If that dot product is exactly
+    0, the largest-magnitude coordinate is made positive. Computed in float64 as the top
+    eigenvector of the smaller Gram matrix (``X X^T`` or ``X^T X``).
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+        The occurrence matrix of one word in one layer (not all zero).
+
+    Returns
+    -------
+    ndarray of shape (n_features,), float64, unit norm
+
+    Raises
+    ------
+    ValueError
+        On NaN/infinity or an all-zero matrix.
+    """
+    points = as_points(X)
+    if not points.any():
+        raise ValueError("X is all zeros, so it has no principal direction.")
+    n_samples, n_features = points.shape
+    if n_samples < n_features:
+        # v1 = X^T u1 / sigma1, with u1 the top eigenvector of X X^T.
+        left = scipy.linalg.eigh(points @ points.T, subset_by_index=[n_samples - 1, n_samples - 1])[1][:, 0]
+        direction = points.T @ left
+    else:
+        direction = scipy.linalg.eigh(points.T @ points, subset_by_index=[n_features - 1, n_features - 1])[1][:, 0]
+    direction /= np.linalg.norm(direction)
+    agreement = direction @ points.mean(axis=0)
+    if agreement < 0 or (agreement == 0 and direction[np.argmax(np.abs(direction))] < 0):
+        direction = -direction
+    return direction
+
+
+def pc_static_vectors(index: OccurrenceIndex, layer_array, *, max_occurrences: int | None = None,
+                      random_state: int = 0) -> WordVectors:
+    """A static vector per analysed word: :func:`first_principal_direction` of its occurrences.
+
+    Parameters
+    ----------
+    index : OccurrenceIndex
+    layer_array : array_like of shape (n_tokens, dim)
+    max_occurrences : int or None
+        At most this many occurrences per word, drawn uniformly (None: all).
+    random_state : int
+        Seed of that draw.
+
+    Returns
+    -------
+    WordVectors
+        Words in decreasing number of contexts (ties in order of first appearance), like the
+        frequency-ordered files of static embeddings.
+    """
+    vectors = index.vectors(layer_array)
+    with _one_blas_thread():
+        directions = {word: first_principal_direction(block)
+                      for word, block in _word_blocks(index, vectors, max_occurrences, random_state)}
+    order = index.n_contexts.sort_values(ascending=False, kind="stable").index
+    return WordVectors(list(order), np.stack([directions[word] for word in order]))
+
+
+def restricted_to(vectors: WordVectors, words: Sequence[str]) -> WordVectors:
+    """The words of ``vectors`` that are in ``words``, in the order of ``words``."""
+    present = [word for word in words if word in vectors]
+    if not present:
+        raise ValueError("none of the words is in the vocabulary.")
+    return WordVectors(present, vectors.matrix[vectors.rows(present)])
+
+
+# --------------------------------------------------------------------------- word benchmarks
+
+# Table 1 of the paper: name -> (task, loader). SemEval-2012 is read as prototype-candidate
+# analogies: the stored copy has no graded scores (see datasets.load_relational_similarity).
+BENCHMARKS: dict[str, tuple[str, object]] = {
+    "SimLex-999": ("similarity", functools.partial(datasets.load_word_similarity, "simlex999")),
+    "MEN": ("similarity", functools.partial(datasets.load_word_similarity, "men")),
+    "WS353": ("similarity", functools.partial(datasets.load_word_similarity, "wordsim353")),
+    "RW": ("similarity", functools.partial(datasets.load_word_similarity, "rareword")),
+    "SemEval-2012": ("analogy", datasets.load_relational_similarity),
+    "Google": ("analogy", functools.partial(datasets.load_analogy, "google")),
+    "MSR": ("analogy", functools.partial(datasets.load_analogy, "msr")),
+    "BLESS": ("categorization", functools.partial(datasets.load_categorization, "bless")),
+    "AP": ("categorization", functools.partial(datasets.load_categorization, "ap")),
+}
+_WORD_COLUMNS = {"similarity": ["word1", "word2"], "analogy": ["a", "b", "c", "d"], "categorization": ["word"]}
+_METRICS = {"similarity": "spearman", "analogy": "accuracy", "categorization": "purity"}
+
+
+@functools.cache
+def _benchmark(name: str, lowercase: bool) -> pd.DataFrame:
+    task, load = BENCHMARKS[name]
+    table = load()
+    if lowercase:
+        table = table.assign(**{column: table[column].str.lower() for column in _WORD_COLUMNS[task]})
+    return table
+
+
+def word_benchmarks(vectors: WordVectors, *, restrict_vocab: int | None = None, random_state: int = 0) -> pd.DataFrame:
+    """Score word vectors on every benchmark of the paper's Table 1.
+
+    Similarity (SimLex-999, MEN, WS353, RW): Spearman's rho of cosines with the ratings
+    (:func:`isolib.evaluation.word_similarity`). Analogy (Google, MSR, and SemEval-2012 read as
+    prototype-candidate analogies, since the stored copy has no graded scores): 3CosAdd accuracy
+    (:func:`isolib.evaluation.analogy_accuracy`). Categorization (BLESS, AP): purity of Ward
+    clustering (:func:`isolib.evaluation.categorization_purity`).
+
+    Out-of-vocabulary rule: an item (pair, question, word) with a word missing from the vocabulary
+    is skipped and ``coverage`` reports the share of items scored. A benchmark left with too few
+    items to score (fewer than 3 pairs, as the rank correlation of 2 pairs is always 1 or -1; no
+    question; or words from fewer than 2 categories) gets a NaN score. Benchmark words are
+    lowercased when the vocabulary has no uppercase letter (an uncased model or GloVe; a marker
+    such as ``[UNK]`` aside); otherwise they are looked up as spelled.
+
+    Parameters
+    ----------
+    vectors : WordVectors
+    restrict_vocab : int or None
+        Analogy answers are searched among the first ``restrict_vocab`` words only (for a large
+        frequency-ordered vocabulary such as GloVe's 400k words); None: all.
+    random_state : int
+        Seed of the clustering (Ward is deterministic; kept for other methods).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per benchmark: ``benchmark``, ``task``, ``metric``, ``score``, ``n_used``,
+        ``n_total``, ``coverage``.
+    """
+    lowercase = _is_uncased(vectors.words)
+    n_candidates = len(vectors) if restrict_vocab is None else min(restrict_vocab, len(vectors))
+    results = []
+    for name, (task, _) in BENCHMARKS.items():
+        table = _benchmark(name, lowercase)
+        # Analogy answers come from the first n_candidates words, so coverage is counted there.
+        vocabulary_size = n_candidates if task == "analogy" else len(vectors)
+        looked_up = [vectors.rows(table[column]) for column in _WORD_COLUMNS[task]]
+        found = np.logical_and.reduce([(row >= 0) & (row < vocabulary_size) for row in looked_up])
+        if task == "similarity":
+            scorable = found.sum() >= 3
+        elif task == "analogy":
+            scorable = found.any()
+        else:
+            scorable = table.category[found].nunique() >= 2
+        score = np.nan
+        if scorable:
+            if task == "similarity":
+                score = word_similarity(vectors, table).score
+            elif task == "analogy":
+                score = analogy_accuracy(vectors, table, restrict_vocab=restrict_vocab).score
+            else:
+                score = categorization_purity(vectors, table, random_state=random_state).score
+        results.append({"benchmark": name, "task": task, "metric": _METRICS[task], "score": score,
+                        "n_used": int(found.sum()), "n_total": len(table), "coverage": float(found.mean())})
+    return pd.DataFrame(results)
+
+
+def static_embedding_table(embeddings, index: OccurrenceIndex, layers: Sequence[int], static: WordVectors, *,
+                           static_name: str, max_occurrences: int | None = None, random_state: int = 0) -> pd.DataFrame:
+    """The paper's Table 1 for one model: PC static vectors of some layers against a static embedding.
+
+    Each layer's :func:`pc_static_vectors` are scored with :func:`word_benchmarks`; so is the static
+    embedding restricted to the same words (:func:`restricted_to`), so that both are scored on
+    (nearly) the same items: a small vocabulary makes analogies easier (fewer wrong candidates), and
+    only the same vocabulary makes the comparison fair.
+
+    Parameters
+    ----------
+    embeddings : isolib.embed.Embeddings
+    index : OccurrenceIndex
+        Built from ``embeddings.tokens``.
+    layers : sequence of int
+        Layers to score (negative numbers count from the top).
+    static : WordVectors
+        The static embedding (e.g. GloVe).
+    static_name : str
+        Its name in the table.
+    max_occurrences, random_state
+        As in :func:`pc_static_vectors`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The :func:`word_benchmarks` rows with ``model``, ``embedding`` (``"layer L"`` or
+        ``"<static_name> (same words)"``) and ``layer`` (NaN for the static rows) in front.
+    """
+    tables = []
+    for layer in resolve_layers(list(layers), embeddings.n_layers):
+        vectors = pc_static_vectors(index, embeddings.layer(layer), max_occurrences=max_occurrences,
+                                    random_state=random_state)
+        tables.append(word_benchmarks(vectors).assign(embedding=f"layer {layer}", layer=float(layer)))
+    same_words = restricted_to(static, index.words)
+    tables.append(word_benchmarks(same_words).assign(embedding=f"{static_name} (same words)", layer=np.nan))
+    table = pd.concat(tables, ignore_index=True).assign(model=embeddings.model)
+    return table[["model", "embedding", "layer", *tables[0].columns.drop(["embedding", "layer"])]]
+
+
+# --------------------------------------------------------------------------- findings and RESULTS.md
+
+# The authors' committed statistics (REFERENCE.md, "01 - Ethayarajh"): measure -> layer -> value,
+# or (low, high) for a value given as a range over several layers.
+PAPER_REFERENCE: dict[str, dict[str, dict]] = {
+    "bert-base-cased": {
+        "baseline_cosine": {0: 0.105, 6: 0.42, 11: 0.675, 12: 0.477},
+        "self_similarity": {0: 0.954, 8: 0.731, 11: 0.839, 12: 0.755},
+        "intra_similarity": {12: 0.776},
+    },
+    "gpt2": {
+        "baseline_cosine": {0: 0.61, (2, 9): (0.57, 0.62), 11: 0.758, 12: 0.978},
+        "self_similarity": {0: 0.917, 8: 0.838, 12: 0.985},
+        "intra_similarity": {12: 0.990},
+    },
+    "elmo": {
+        "baseline_cosine": {0: 0.008, 1: 0.157, 2: 0.136},
+        "intra_similarity": {2: 0.621},
+    },
+}
+_PAPER_N_LAYERS = {"bert-base-cased": 13, "gpt2": 13, "elmo": 3}
+_PAPER_NAMES = {"bert-base-cased": "BERT", "gpt2": "GPT-2", "elmo": "ELMo"}
+_MEASURE_NAMES = {"baseline_cosine": "average cosine between random words",
+                  "self_similarity": "mean raw self-similarity",
+                  "intra_similarity": "mean raw intra-sentence similarity"}
+# The nearest offline model of the same kind (README, "Models"): encoders for BERT, the decoder for GPT-2.
+STAND_INS = {"minilm": "bert-base-cased", "mpnet": "bert-base-cased", "smollm2": "gpt2"}
+STATUSES = ("reproduced", "not reproduced", "not comparable")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of ``RESULTS.md``: a finding or number of the paper beside this run's.
+
+    Attributes
+    ----------
+    finding : str
+        The paper's claim or measure.
+    paper : str
+        What the paper reports.
+    model : str
+        The model of this run it is compared with ("-" if none).
+    ours : str
+        What this run finds.
+    status : {"reproduced", "not reproduced", "not comparable"}
+    rule : str
+        How the status was decided.
+    """
+
+    finding: str
+    paper: str
+    model: str
+    ours: str
+    status: str
+    rule: str
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}.")
+
+
+def counterpart(model: str) -> str | None:
+    """The paper model ``model`` is compared with: itself if the paper used it, its stand-in, or None."""
+    return model if model in PAPER_REFERENCE else STAND_INS.get(model)
+
+
+def _trend(layers, values) -> float:
+    """Spearman's rho of values against layer; NaN with fewer than 3 layers or constant values."""
+    layers, values = np.asarray(layers, dtype=float), np.asarray(values, dtype=float)
+    if len(layers) < 3 or np.ptp(values) == 0:
+        return np.nan
+    return float(stats.spearmanr(layers, values).statistic)
+
+
+def _status(passed) -> str:
+    if passed is None or (isinstance(passed, float) and np.isnan(passed)):
+        return "not comparable"
+    return "reproduced" if passed else "not reproduced"
+
+
+def _reference_rows(per_layer: pd.DataFrame, tolerance: float) -> list[Finding]:
+    """The paper's reference numbers beside the same layer (same model) or the same relative depth (stand-in)."""
+    findings = []
+    models = list(pd.unique(per_layer.model))
+    for paper_model, measures in PAPER_REFERENCE.items():
+        paper_name, paper_last = _PAPER_NAMES[paper_model], _PAPER_N_LAYERS[paper_model] - 1
+        compared = [m for m in models if counterpart(m) == paper_model]
+        for measure, values in measures.items():
+            for layers, reference in values.items():
+                low, high = layers if isinstance(layers, tuple) else (layers, layers)
+                expected = f"{reference[0]:.2f}-{reference[1]:.2f}" if isinstance(reference, tuple) else f"{reference:.3f}"
+                label = f"L{low}" if low == high else f"L{low}-{high}"
+                finding = f"{_MEASURE_NAMES[measure]}, {paper_name} {label}"
+                if not compared:
+                    findings.append(Finding(finding, expected, "-", "-", "not comparable",
+                                            f"{paper_name} is not run in this profile."))
+                for model in compared:
+                    table = per_layer[per_layer.model == model].set_index("layer")
+                    last = int(table.n_layers.iloc[0]) - 1
+                    if model == paper_model:
+                        chosen = table.loc[low:high]
+                    else:  # the stored layers at the same relative depth
+                        depth = table.index.to_numpy() / last
+                        near = [table.index[np.argmin(np.abs(depth - layer / paper_last))] for layer in (low, high)]
+                        chosen = table.loc[near[0]:near[1]]
+                    ours_values = chosen[measure]
+                    where = (f"L{chosen.index[0]}" if len(chosen) == 1
+                             else f"L{chosen.index[0]}-{chosen.index[-1]}")
+                    ours = (f"{ours_values.iloc[0]:.3f} ({where})" if len(chosen) == 1
+                            else f"{ours_values.min():.2f}-{ours_values.max():.2f} ({where})")
+                    if model != paper_model:
+                        findings.append(Finding(finding, expected, model, ours, "not comparable",
+                                                f"{model} stands in for {paper_name}; shown at the same relative depth."))
+                        continue
+                    bounds = reference if isinstance(reference, tuple) else (reference, reference)
+                    inside = ((ours_values >= bounds[0] - tolerance) & (ours_values <= bounds[1] + tolerance)).all()
+                    findings.append(Finding(finding, expected, model, ours, _status(bool(inside)),
+                                            f"reproduced if within {tolerance} of the paper's value."))
+    return findings
+
+
+def assess_findings(per_layer: pd.DataFrame, per_word: pd.DataFrame, table1: pd.DataFrame | None = None, *,
+                    example_words: tuple[str, str] | None = None, n_lowest: int = 10,
+                    tolerance: float = 0.05) -> list[Finding]:
+    """Decide, finding by finding, whether this run reproduces Ethayarajh (2019).
+
+    Every status follows a rule stated in the returned :class:`Finding` (and below). A qualitative
+    finding about BERT (or GPT-2) is tested on the models that stand in for it
+    (:data:`STAND_INS`); a reference number is compared only on the paper's own model (within
+    ``tolerance``) and otherwise shown at the same relative depth as "not comparable". "Non-input
+    layers" are all stored layers but layer 0.
+
+    Parameters
+    ----------
+    per_layer, per_word : pandas.DataFrame
+        The tables of :func:`contextuality_by_layer`, concatenated over models.
+    table1 : pandas.DataFrame, optional
+        :func:`static_embedding_table` rows, concatenated over models.
+    example_words : (str, str), optional
+        A stable noun and a frequent verb, for the slides' per-word MEV finding.
+    n_lowest : int
+        Words of lowest self-similarity inspected per layer for the stopword finding.
+    tolerance : float
+        Largest absolute difference from a reference number that counts as reproduced.
+
+    Returns
+    -------
+    list of Finding
+    """
+    findings = []
+
+    def add(finding, paper, model, ours, passed, rule):
+        findings.append(Finding(finding, paper, model, ours, _status(passed), rule))
+
+    lowest = lowest_self_similarity(per_word, n_words=n_lowest)
+    for model, table in per_layer.groupby("model", sort=False):
+        table = table.set_index("layer").sort_index()
+        upper = table[table.index > 0]
+        paper_model = counterpart(model)
+        paper_name = _PAPER_NAMES.get(paper_model, "the paper's models")
+
+        weakest = upper.baseline_cosine.idxmin()
+        add("Anisotropy in every non-input layer", "average cosine between random words well above 0 "
+            "in every non-input layer of BERT, GPT-2 and ELMo", model,
+            f"lowest {upper.baseline_cosine.min():.3f} (L{weakest})", upper.baseline_cosine.min() > 0.1,
+            "reproduced if the average cosine exceeds 0.1 in every non-input layer.")
+        rho = _trend(upper.index, upper.baseline_cosine)
+        add("Anisotropy grows with depth", "higher layers more anisotropic (BERT 0.17 at L1 to 0.68 at L11)",
+            model, f"Spearman {rho:.2f} (layer vs average cosine)", rho > 0.5 if not np.isnan(rho) else None,
+            "reproduced if Spearman's rho of the average cosine against the layer exceeds 0.5 over non-input layers.")
+        rho = _trend(table.index, table.self_similarity_adjusted)
+        add("Self-similarity falls with depth", "upper layers more context-specific in all three models", model,
+            f"Spearman {rho:.2f} (layer vs adjusted self-similarity)", rho < -0.5 if not np.isnan(rho) else None,
+            "reproduced if Spearman's rho of the adjusted self-similarity against the layer is below -0.5.")
+        shares = lowest[(lowest.model == model) & (lowest.layer > 0)].stopword_share
+        add("Stopwords have the lowest self-similarity", "e.g. ELMo's lowest: and, of, 's, the, to", model,
+            f"median stopword share {shares.median():.2f} among the {n_lowest} lowest",
+            shares.median() >= 0.5 if len(shares) else None,
+            f"reproduced if, in the median non-input layer, at least half of the {n_lowest} words of lowest "
+            "self-similarity are stopwords (scikit-learn's English list).")
+
+        intra = table.intra_similarity_adjusted
+        if paper_model == "bert-base-cased":
+            rho = _trend(upper.index, upper.intra_similarity_adjusted)
+            add("BERT: same-sentence words grow apart in upper layers but stay more similar than random words",
+                "adjusted intra-sentence similarity > 0 in every layer; lower in upper layers", model,
+                f"min adjusted {intra.min():.3f}; Spearman {rho:.2f} over non-input layers",
+                bool(intra.min() > 0 and rho < 0) if not np.isnan(rho) else None,
+                "reproduced if the adjusted intra-sentence similarity is above 0 in every layer and falls "
+                "with depth (Spearman's rho < 0) over non-input layers.")
+        elif paper_model == "gpt2":
+            near_zero = float((upper.intra_similarity_adjusted.abs() < 0.05).mean())
+            add("GPT-2: same-sentence words no more similar than random words",
+                "adjusted intra-sentence similarity near 0 in most layers, highest in the input layer", model,
+                f"|adjusted| < 0.05 in {near_zero:.0%} of non-input layers; highest at L{intra.idxmax()}",
+                near_zero >= 0.5 and intra.idxmax() == table.index[0],
+                "reproduced if |adjusted intra-sentence similarity| < 0.05 in at least half of the non-input "
+                "layers and its maximum is at the input layer.")
+
+        worst = upper.mev_adjusted.max()
+        add("Less than 5% of a word's variance is explained by a static embedding",
+            "mean adjusted MEV < 0.05 in every layer", model,
+            f"max mean adjusted MEV {worst:.3f} uncentred, {upper.mev_centred_adjusted.max():.3f} centred",
+            worst < 0.05, "reproduced if the mean adjusted (uncentred, the paper's formula) MEV is below "
+            "0.05 in every non-input layer.")
+        share = upper.mev_below_baseline.max()
+        add("Many words have a raw MEV below the anisotropy baseline", "many words (no number given)", model,
+            f"at most {share:.1%} of words (L{upper.mev_below_baseline.idxmax()})", share >= 0.1,
+            "reproduced if at least 10% of words have a raw MEV below the MEV baseline in some non-input layer.")
+        if paper_model == "bert-base-cased":
+            add("BERT: raw MEV below 5% in every layer", "mean raw MEV < 0.05", model,
+                f"max mean raw MEV {upper.mev.max():.3f} uncentred, {upper.mev_centred.max():.3f} centred",
+                upper.mev.max() < 0.05, "reproduced if the mean raw (uncentred) MEV is below 0.05 in every "
+                "non-input layer.")
+        elif paper_model == "gpt2":
+            middle = upper.mev.iloc[1:-1]
+            add("GPT-2: raw MEV about 30% in layers 2-11", "mean raw MEV about 0.30", model,
+                f"{middle.mean():.3f} (mean over the inner non-input layers)", 0.15 <= middle.mean() <= 0.45,
+                "reproduced if the mean raw (uncentred) MEV over the non-input layers but the first and last "
+                "lies between 0.15 and 0.45.")
+        if paper_model == "bert-base-cased" and len(table) >= 3:
+            top, below = table.iloc[-1], table.iloc[-2]
+            self_up = top.self_similarity_adjusted - below.self_similarity_adjusted
+            intra_up = top.intra_similarity_adjusted - below.intra_similarity_adjusted
+            add("Slides: self- and intra-sentence similarity rise again at BERT's last layer",
+                "both go up at layer 12 (SNLI)", model,
+                f"last minus previous layer: self {self_up:+.3f}, intra {intra_up:+.3f}",
+                bool(self_up > 0 and intra_up > 0),
+                "reproduced if both adjusted measures are higher in the last layer than in the one below.")
+
+        if example_words is not None:
+            noun, verb = example_words
+            words = per_word[(per_word.model == model) & (per_word.layer > 0)].pivot(
+                index="layer", columns="word", values="mev")
+            if noun in words and verb in words:
+                wins = float((words[noun] > words[verb]).mean())
+                add("Slides: a concrete noun's MEV stays high, a frequent verb's is lower",
+                    "beverage near 1; go and school lower", model,
+                    f"{noun} above {verb} in {wins:.0%} of non-input layers "
+                    f"(mean {words[noun].mean():.2f} vs {words[verb].mean():.2f})", wins > 0.5,
+                    "reproduced if the noun's raw MEV exceeds the verb's in most non-input layers.")
+            else:
+                add("Slides: a concrete noun's MEV stays high, a frequent verb's is lower",
+                    "beverage near 1; go and school lower", model, f"{noun} or {verb} below min_contexts", None,
+                    "not comparable when either word is not analysed.")
+
+        rows = table1[table1.model == model] if table1 is not None else pd.DataFrame(columns=["layer"])
+        if rows.layer.notna().any():
+            scores = rows.pivot_table(index="embedding", columns="benchmark", values="score", dropna=False, sort=False)
+            layers = rows.dropna(subset=["layer"]).groupby("embedding", sort=False).layer.first()
+            static = scores.loc[[name for name in scores.index if name not in layers.index]].iloc[0]
+            best = scores.loc[layers.index].mean(axis=1).idxmax()
+            compared = scores.loc[best].notna() & static.notna()
+            wins = int((scores.loc[best][compared] > static[compared]).sum())
+            add("Table 1: PC static embeddings beat GloVe on most benchmarks",
+                "BERT layer 1 best; most layers beat GloVe and FastText", model,
+                f"{best} beats {static.name} in {wins} of {int(compared.sum())} benchmarks",
+                wins >= compared.sum() / 2 if compared.any() else None,
+                "reproduced if the best layer (mean score) beats the static embedding restricted to the same "
+                "words on at least half of the benchmarks both can score.")
+            non_input = layers[layers > 0]
+            if len(non_input) >= 2:
+                low, high = scores.loc[non_input.index[0]].mean(), scores.loc[non_input.index[-1]].mean()
+                add("Table 1: lower layers give better PC static embeddings than upper layers",
+                    "layers 1-2 beat layers 11-12", model,
+                    f"mean score {non_input.index[0]} {low:.3f} vs {non_input.index[-1]} {high:.3f}", low > high,
+                    "reproduced if the lowest non-input layer scored has a higher mean score than the last.")
+
+    if table1 is not None:
+        best = table1.dropna(subset=["layer"]).groupby(["model", "embedding"]).score.mean().groupby("model").max()
+        decoders = [m for m in best.index if counterpart(m) == "gpt2"]
+        encoders = [m for m in best.index if counterpart(m) == "bert-base-cased"]
+        if decoders and encoders:
+            passed = all(best[d] < best[e] for d in decoders for e in encoders)
+            add("Table 1: GPT-2's PC static embeddings are worse than BERT's", "clearly worse on every benchmark",
+                ", ".join(decoders + encoders),
+                "; ".join(f"{m} {best[m]:.3f}" for m in decoders + encoders) + " (best layer, mean score)", passed,
+                "reproduced if every decoder's best layer has a lower mean score than every encoder's best layer "
+                "(vocabularies differ between models, so coverage differs too).")
+
+    findings += _reference_rows(per_layer, tolerance)
+    for claim in ("ELMo: same-sentence words grow more similar in upper layers",):
+        add(claim, "adjusted intra-sentence similarity rises with depth", "-", "-", None, "ELMo is not run.")
+    return findings
+
+
+def write_results(findings: Sequence[Finding], path: str | Path, *, title: str, notes: Sequence[str] = ()) -> Path:
+    """Write ``RESULTS.md``: the findings as one Markdown table, then the count per status.
+
+    Parameters
+    ----------
+    findings : sequence of Finding
+    path : str or Path
+        The file to write (its folder is created).
+    title : str
+        First heading.
+    notes : sequence of str
+        Paragraphs written under the title (what was run, wall time, memory ...).
+
+    Returns
+    -------
+    Path
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pd.DataFrame([vars(finding) for finding in findings])
+    table.columns = ["finding", "paper", "model", "this run", "status", "rule"]
+    counts = table.status.value_counts().reindex(list(STATUSES), fill_value=0)
+    lines = [f"# {title}", "", *[line for note in notes for line in (note, "")],
+             "## Findings and reference numbers", "", table.to_markdown(index=False), "",
+             "**Summary:** " + ", ".join(f"{count} {status}" for status, count in counts.items()) + ".", ""]
+    path.write_text("\n".join(lines))
+    return path

@@ -1,0 +1,423 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # How contextual are contextual word representations?
+#
+# Kawin Ethayarajh (2019), *How Contextual are Contextualized Word Representations? Comparing
+# the Geometry of BERT, ELMo, and GPT-2 Embeddings*, EMNLP-IJCNLP 2019, pp. 55–65; and the
+# course-project slides *BERT Visualization* (Xueren Ge and Haibei Zhu), which apply the same
+# measures to BERT on SNLI sentences.
+#
+# If a word had a single representation whatever its context, a static embedding would do. The
+# paper measures, layer by layer, how far the representations of one word differ between
+# contexts, after discounting *anisotropy* — the tendency of all representations of a layer to
+# point into a narrow cone. This notebook regenerates:
+#
+# * **Figure 1 `fig1_anisotropy`** — average cosine between random words (the anisotropy baseline), per layer;
+# * **Figure 2 `fig2_self_similarity`** — self-similarity, adjusted for anisotropy;
+# * **Figure 3 `fig3_intra_similarity`** — intra-sentence similarity, adjusted;
+# * **Figure 4 `fig4_mev`** — maximum explainable variance (MEV), adjusted, and the share of words whose raw MEV is below the baseline;
+# * **Table `lowest_self_similarity`** — the words of lowest self-similarity in each layer (the stopword finding);
+# * **Table 1 `table1`** (and `table1_coverage`) — static embeddings from each layer's first principal component on nine word benchmarks, against GloVe;
+# * **Figure `mev_per_word`** (slides) — MEV across layers of a stable noun and a frequent verb;
+# * **Table `per_layer`** — every per-layer number behind the figures, and **`RESULTS.md`** — each finding of the paper beside ours.
+#
+# **Conventions.** Layer 0 is the input embedding layer, layer *L* the output of block *L*
+# (`isolib.models`); special tokens ([CLS], [SEP], BOS) are excluded. The unit of analysis is
+# the model's own token by default (`unit = "token"`, as the paper did with BERT's WordPieces:
+# `playing` may be `play` + `##ing`); `unit = "word"` averages the pieces of each word instead.
+# A type keeps the casing the model reads (an uncased model such as MiniLM lowercases, a cased
+# one keeps `The` apart from `the`, as the paper's bert-base-cased did). A unit with no letter and
+# no digit is punctuation and is dropped. A type is analysed if it occurs in at least 5 distinct
+# sentences; a word repeated within one sentence counts as several occurrences but one context.
+# The exact rules are in `isolib.contextuality`.
+#
+# **Models.** The paper's BERT-base-cased and GPT-2 come from the Hugging Face Hub (profile
+# `paper`). Offline, the encoders `minilm` (all-MiniLM-L6-v2, a 6-block BERT) and `mpnet`
+# (all-mpnet-base-v2, 12 blocks) stand in for BERT — bidirectional encoders over WordPieces — and
+# the decoder `smollm2` (SmolLM2-135M, a 30-block Llama-style causal model) for GPT-2 — a
+# left-to-right language model whose token sees only its left context. Both offline encoders were
+# further trained as sentence encoders, which changes their upper layers; the comparison is of
+# kind, not of numbers. ELMo is not run.
+
+# %% tags=["parameters"]
+profile: str = "quick"  # which profile produced this run: quick or full or paper
+output_dir: str = "../build/quick/figures/01_ethayarajh_contextuality"  # folder for figures and tables and RESULTS.md
+models: list = ["minilm"]  # offline short names such as minilm or mpnet or smollm2 or Hub ids such as gpt2
+corpus: str = "sts"  # sts: every sentence of STS 2012-2016 as in the paper; snli: the SNLI dev sentences as in the slides
+n_sentences: int = 1500  # sentences sampled from the corpus; 0 takes all of them
+layers: dict = {}  # layers to extract per model as a list of layer numbers; a model not listed gets every layer
+unit: str = "token"  # token: every model piece is its own type as in the paper; word: the mean of a word's pieces
+min_contexts: int = 5  # a type is analysed if it occurs in at least this many distinct sentences
+n_samples: int = 1000  # random occurrences behind each anisotropy baseline; the paper used 1000
+max_occurrences: int = 1000  # occurrences per word drawn for MEV and the PC static vectors; 0 uses all
+n_lowest: int = 10  # words of lowest self-similarity listed per layer
+table1_layers: list = [1, -1]  # layers whose PC static embeddings are scored in Table 1; negative counts from the top
+static_baseline: str = "glove-50d"  # static word vectors compared in Table 1
+static_analogy_vocab: int = 30000  # analogy answers of the static baseline come from its most frequent words; 0 uses all
+stable_noun: str = "battery"  # per-word MEV figure: a concrete noun with a single sense in the data
+frequent_verb: str = "go"  # per-word MEV figure: a frequent light verb as in the slides
+storage_dtype: str = "float16"  # cache dtype of the embeddings: float32 or float16
+device: str = "cpu"  # torch device: cpu or cuda
+random_state: int = 0  # seed of the sentence sample and of every occurrence sample
+
+# %%
+import resource
+import time
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from isolib.contextuality import (
+    STATUSES,
+    assess_findings,
+    contextuality_by_layer,
+    corpus_sentences,
+    counterpart,
+    lowest_self_similarity,
+    occurrence_index,
+    static_embedding_table,
+    word_benchmarks,
+    write_results,
+)
+from isolib.embed import embed
+from isolib.evaluation import WordVectors
+from isolib.models import load_static
+from isolib.plotting import plot_per_layer, save_figure, save_table, set_style
+from isolib.runner import FIGURES_DIR
+
+started = time.perf_counter()
+set_style()
+rng = np.random.default_rng(random_state)
+if profile != "full" and Path(output_dir).resolve().is_relative_to(FIGURES_DIR):
+    raise ValueError(f"Only the full profile writes to {FIGURES_DIR}; set output_dir under build/.")
+
+# %% [markdown]
+# ## Data
+#
+# Every distinct sentence of the SemEval STS 2012–2016 test sets, both sides of each pair
+# (the paper's data), or the SNLI dev sentences (the slides' data). The quick profile samples
+# 1,500 of them, the full profile 10,000: the embedding cache keeps every extracted layer of
+# every token, and all 38,359 sentences with every layer of the three offline models would take
+# about 38 GB and more than an hour of forward passes on two CPU cores. The paper profile takes
+# them all.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+all_sentences = corpus_sentences(corpus)
+if 0 < n_sentences < len(all_sentences):
+    sentences = [all_sentences[i] for i in np.sort(rng.choice(len(all_sentences), n_sentences, replace=False))]
+else:
+    sentences = all_sentences
+print(f"{len(sentences)} of {len(all_sentences)} distinct {corpus.upper()} sentences")
+
+# %% [markdown]
+# ## Embeddings and occurrences
+#
+# `embed` runs each model once and caches the requested layers on disk; `occurrence_index` maps
+# each analysed type to the rows holding its occurrences.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+embeddings, indexes = {}, {}
+for name in models:
+    embeddings[name] = embed(name, sentences, layers=layers.get(name), dtype=storage_dtype, device=device)
+    indexes[name] = occurrence_index(embeddings[name].tokens, unit=unit, min_contexts=min_contexts)
+    index = indexes[name]
+    kept = index.occurrences.kept
+    print(f"{name}: layers {list(embeddings[name].layers)} of {embeddings[name].n_layers}, "
+          f"{len(embeddings[name].tokens)} tokens, {len(index.occurrences)} non-punctuation {unit}s; "
+          f"{len(index.words)} types in >= {min_contexts} sentences, with {int(kept.sum())} occurrences")
+
+# %% [markdown]
+# ## The measures, layer by layer
+#
+# For each layer: the **anisotropy baseline** (mean cosine between 1,000 uniformly random
+# occurrences, pairs from different sentences); **SelfSim**(*w*), the mean cosine between the
+# occurrences of *w* in different sentences (exact, no pair sampling), averaged over types;
+# **IntraSim**(*s*), the mean cosine between a sentence's occurrences and their mean, averaged
+# over sentences; **MEV**(*w*), σ₁²/Σσᵢ² of the occurrence matrix of *w* (at most
+# `max_occurrences` occurrences), averaged over types, with the MEV of the same 1,000 random
+# occurrences as its baseline. *Adjusted* = raw − baseline of the same layer. MEV is computed
+# both on the raw matrix (the paper's formula) and centred (the authors' per-word code used a
+# centred PCA).
+
+# %%
+per_layer_tables, per_word_tables = [], []
+for name in models:
+    layer_table, word_table = contextuality_by_layer(embeddings[name], indexes[name], n_samples=n_samples,
+                                                     max_occurrences=max_occurrences or None,
+                                                     random_state=random_state)
+    per_layer_tables.append(layer_table)
+    per_word_tables.append(word_table)
+per_layer = pd.concat(per_layer_tables, ignore_index=True)
+per_word = pd.concat(per_word_tables, ignore_index=True)
+save_table(per_layer, output_dir, "per_layer")
+per_layer.drop(columns=["n_layers", "n_words", "n_occurrences"]).round(3)
+
+
+# %%
+def describe(measure: str, digits: int = 2) -> str:
+    """One clause per model: the measure at the first, middle and last stored layer."""
+    clauses = []
+    for name, group in per_layer.groupby("model", sort=False):
+        values = group.set_index("layer")[measure]
+        middle = values.index[len(values) // 2]
+        clauses.append(f"{name} {values.iloc[0]:.{digits}f} (L{values.index[0]}), {values[middle]:.{digits}f} "
+                       f"(L{middle}), {values.iloc[-1]:.{digits}f} (L{values.index[-1]})")
+    return "; ".join(clauses)
+
+
+def per_layer_figure(measure: str, ylabel: str, title: str, name: str) -> None:
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    plot_per_layer(per_layer, measure, ax=ax, ylabel=ylabel)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_title(title)
+    save_figure(fig, output_dir, name)
+    plt.show()
+
+
+# %% [markdown]
+# ## Figure 1 — anisotropy: average cosine between random words
+
+# %%
+per_layer_figure("baseline_cosine", "average cosine between random words",
+                 "Figure 1: anisotropy baseline per layer", "fig1_anisotropy")
+
+# %% [markdown]
+# **The paper** found the representations anisotropic in every non-input layer, more so in
+# higher layers: BERT 0.105 at layer 0, 0.42 at layer 6, 0.675 at layer 11 (0.477 at layer 12);
+# GPT-2 about 0.6 in layers 0–9, 0.978 in its last layer.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"This run: average cosine between random words at the first, middle and last layer: "
+      f"{describe('baseline_cosine')}.")
+
+# %% [markdown]
+# ## Figure 2 — self-similarity, adjusted for anisotropy
+
+# %%
+per_layer_figure("self_similarity_adjusted", "mean self-similarity − baseline",
+                 "Figure 2: adjusted self-similarity per layer", "fig2_self_similarity")
+
+# %% [markdown]
+# **The paper** found self-similarity falling with depth in all three models: upper layers are
+# more context-specific (raw BERT 0.954 at layer 0, 0.731 at layer 8; GPT-2's last layer most
+# context-specific once adjusted).
+
+# %%
+print(f"This run: adjusted self-similarity at the first, middle and last layer: "
+      f"{describe('self_similarity_adjusted')} (raw: {describe('self_similarity')}).")
+
+# %% [markdown]
+# ## Figure 3 — intra-sentence similarity, adjusted for anisotropy
+
+# %%
+per_layer_figure("intra_similarity_adjusted", "mean intra-sentence similarity − baseline",
+                 "Figure 3: adjusted intra-sentence similarity per layer", "fig3_intra_similarity")
+
+# %% [markdown]
+# **The paper** found that context-specificity shows differently per model: in BERT the words
+# of a sentence grow apart in upper layers yet stay more similar than random words (adjusted
+# IntraSim > 0), in GPT-2 they are no more similar than random words (adjusted ≈ 0), in ELMo
+# they grow more similar.
+
+# %%
+print(f"This run: adjusted intra-sentence similarity at the first, middle and last layer: "
+      f"{describe('intra_similarity_adjusted')}.")
+
+# %% [markdown]
+# ## Figure 4 — maximum explainable variance, adjusted for anisotropy
+#
+# Left: the paper's formula (raw occurrence matrix); middle: centred (the authors' per-word
+# code); right: the share of words whose raw MEV is *below* the baseline of the layer. A word
+# seen *n* times has a raw MEV of at least 1/*n* (its matrix has rank ≤ *n*), while the
+# baseline is estimated from 1,000 occurrences: rare words inflate the raw MEV.
+
+# %%
+fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
+panels = [("mev_adjusted", "MEV − baseline", "(a) adjusted MEV, uncentred (the paper's formula)"),
+          ("mev_centred_adjusted", "MEV − baseline", "(b) adjusted MEV, centred (the authors' code)"),
+          ("mev_below_baseline", "share of words", "(c) words whose raw MEV is below the baseline")]
+for ax, (measure, ylabel, title) in zip(axes, panels):
+    plot_per_layer(per_layer, measure, ax=ax, ylabel=ylabel)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("relative depth (0 = input embeddings)")
+    ax.set_title(title, fontsize="medium")
+axes[0].axhline(0.05, color="black", ls=":", lw=1, label="0.05 (the paper's bound)")
+axes[0].legend(fontsize="small")
+for ax in axes[1:]:
+    ax.get_legend().remove()
+axes[2].set_ylim(-0.02, max(0.1, 1.1 * per_layer.mev_below_baseline.max()))
+fig.suptitle("Figure 4: maximum explainable variance per layer")
+save_figure(fig, output_dir, "fig4_mev")
+plt.show()
+
+# %% [markdown]
+# **The paper** found that on average less than 5% of a word's contextual variance is explained
+# by its first principal component after adjusting for anisotropy, in every layer of every
+# model, and that many words have a raw MEV below the baseline.
+
+# %%
+print(f"This run: mean adjusted MEV (uncentred) at the first, middle and last layer: "
+      f"{describe('mev_adjusted')}; centred: {describe('mev_centred_adjusted')}; "
+      f"share of words below the baseline: {describe('mev_below_baseline')}.")
+
+# %% [markdown]
+# ## Table — the words of lowest self-similarity
+#
+# Adjusting subtracts one number per layer, so raw and adjusted rankings agree.
+
+# %%
+lowest = lowest_self_similarity(per_word, n_words=n_lowest)
+save_table(lowest, output_dir, "lowest_self_similarity", digits=2)
+lowest
+
+# %% [markdown]
+# **The paper** found stopwords among the most context-specific words in every layer (ELMo's
+# lowest: "and", "of", "'s", "the", "to").
+
+# %%
+upper = lowest[lowest.layer > 0]
+print("This run: share of stopwords among the "
+      f"{n_lowest} words of lowest self-similarity (median over non-input layers): "
+      + "; ".join(f"{name} {group.stopword_share.median():.1f}" for name, group in upper.groupby("model", sort=False))
+      + ".")
+
+# %% [markdown]
+# ## Figure — MEV of single words across layers (slides)
+#
+# The slides plot the MEV of single words: "beverage" near 1 (one static vector would do), "go"
+# and "school" lower. "beverage" is not in STS; the parameters name a concrete noun with one
+# sense in the data and the slides' frequent verb.
+
+# %%
+examples = per_word[per_word.word.isin([stable_noun, frequent_verb])]
+fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 3.8), squeeze=False, constrained_layout=True)
+for ax, name in zip(axes[0], models):
+    sns.lineplot(data=examples[examples.model == name], x="layer", y="mev", hue="word", marker="o", ax=ax,
+                 hue_order=[stable_noun, frequent_verb])
+    ax.set_title(name)
+    ax.set_xlabel("layer (0 = input embeddings)")
+    ax.set_ylabel("raw MEV (uncentred)")
+    ax.set_ylim(0, 1.02)
+fig.suptitle("MEV of single words across layers")
+save_figure(fig, output_dir, "mev_per_word")
+plt.show()
+
+# %%
+found = examples.pivot_table(index=["model", "word"], values=["mev", "n_contexts"], aggfunc="mean")
+print("This run: mean raw MEV over layers: "
+      + "; ".join(f"{model} {word} {row.mev:.2f} ({int(row.n_contexts)} sentences)"
+                  for (model, word), row in found.iterrows()) + ".")
+
+# %% [markdown]
+# ## Table 1 — static embeddings from the first principal component
+#
+# For each word, the first right-singular vector of its (uncentred) occurrence matrix in a
+# layer, its sign fixed to agree with the mean occurrence, is a static word vector. The
+# benchmarks: SimLex-999, MEN, WS353 and RW (Spearman), SemEval-2012 (read as
+# prototype-candidate analogies: the available copy has no graded scores, so it is scored by
+# 3CosAdd accuracy), the Google and MSR analogies (3CosAdd accuracy), BLESS and AP (purity of
+# Ward clustering). **Out-of-vocabulary items are skipped**; the coverage table gives the share
+# scored. The static baseline is scored twice: on the same words as the PC vectors (the fair
+# comparison: a small vocabulary makes analogies easier) and on its full vocabulary.
+
+# %%
+static_vectors = load_static(static_baseline)
+static = WordVectors(static_vectors.words, static_vectors.vectors)
+tables = []
+for name in models:
+    # Table 1's layers among those extracted (a layer not extracted for a model is left out).
+    wanted = [layer % embeddings[name].n_layers for layer in table1_layers]
+    tables.append(static_embedding_table(embeddings[name], indexes[name],
+                                         [layer for layer in wanted if layer in embeddings[name].layers],
+                                         static, static_name=static_baseline,
+                                         max_occurrences=max_occurrences or None, random_state=random_state))
+tables.append(word_benchmarks(static, restrict_vocab=static_analogy_vocab or None)
+              .assign(model=static_baseline, embedding=f"{static_baseline} ({len(static)} words)", layer=np.nan))
+table1_long = pd.concat(tables, ignore_index=True)
+rows = pd.MultiIndex.from_frame(table1_long[["model", "embedding"]].drop_duplicates())
+benchmarks = list(pd.unique(table1_long.benchmark))
+table1, coverage = (table1_long.pivot(index=["model", "embedding"], columns="benchmark", values=values)
+                    .reindex(index=rows, columns=benchmarks).reset_index() for values in ("score", "coverage"))
+save_table(table1, output_dir, "table1")
+save_table(coverage, output_dir, "table1_coverage")
+table1.round(3)
+
+# %% [markdown]
+# **The paper** found the PC static embeddings of BERT's layer 1 best, most layers of BERT and
+# ELMo beating GloVe and FastText, lower layers beating upper ones, and GPT-2's far worse.
+
+# %%
+for name in models:
+    scores = table1.set_index(["model", "embedding"]).loc[name, benchmarks]
+    mean_scores = scores.mean(axis=1)
+    print(f"This run, {name}: mean score over benchmarks "
+          + ", ".join(f"{embedding} {value:.2f}" for embedding, value in mean_scores.items())
+          + f"; median coverage {coverage.set_index(['model', 'embedding']).loc[name, benchmarks].median(axis=None):.3f}.")
+
+# %% [markdown]
+# ## Results against the paper
+#
+# `RESULTS.md` in the output folder lists each finding and reference number of the paper
+# beside this run's, marked *reproduced*, *not reproduced* or *not comparable* by the rule
+# given on its line: qualitative findings about BERT are tested on the encoders that stand in
+# for it (and GPT-2's on the decoder), while reference numbers are comparable only on the
+# paper's own models (within 0.05), and are otherwise shown at the same relative depth.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+findings = assess_findings(per_layer, per_word, table1_long, example_words=(stable_noun, frequent_verb),
+                           n_lowest=n_lowest)
+elapsed_minutes = (time.perf_counter() - started) / 60
+peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kilobytes on Linux
+notes = [
+    f"Profile `{profile}`: models {', '.join(models)}; {len(sentences)} {corpus.upper()} sentences; "
+    f"unit `{unit}`; types in at least {min_contexts} sentences; baselines from {n_samples} random occurrences; "
+    f"MEV and PC vectors from at most {max_occurrences or 'all'} occurrences per word.",
+    "Stand-ins: " + ", ".join(f"{name} for {counterpart(name) or 'none'}" for name in models) + ".",
+    f"Wall time of the notebook: {elapsed_minutes:.1f} min (embeddings read from the cache when present); "
+    f"peak memory of the kernel: {peak_gib:.1f} GiB.",
+]
+results = write_results(findings, Path(output_dir) / "RESULTS.md", title="Ethayarajh (2019): results of this run",
+                        notes=notes)
+statuses = pd.Series([finding.status for finding in findings]).value_counts()
+print(", ".join(f"{statuses.get(status, 0)} {status}" for status in STATUSES))
+
+# %%
+pd.DataFrame([vars(finding) for finding in findings]).drop(columns="rule")
+
+# %% [markdown]
+# ## Closing note: the headline numbers
+#
+# Average cosine between random words at the first, middle and last layer, and the mean
+# adjusted MEV over layers, per model; then the wall time and peak memory of this run.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for name, group in per_layer.groupby("model", sort=False):
+    values = group.set_index("layer").baseline_cosine
+    middle = values.index[len(values) // 2]
+    print(f"{name}: baseline cosine L{values.index[0]} {values.iloc[0]:.2f}, L{middle} {values[middle]:.2f}, "
+          f"L{values.index[-1]} {values.iloc[-1]:.2f}; mean adjusted MEV {group.mev_adjusted.mean():.2f} "
+          f"(centred {group.mev_centred_adjusted.mean():.2f})")
+
+# %%
+print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")

@@ -1,0 +1,345 @@
+"""Tests of isolib.contextuality: the occurrence index, the per-layer measures, PC static vectors, findings."""
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.linalg
+
+from isolib import contextuality, datasets
+from isolib.contextuality import (
+    Finding,
+    assess_findings,
+    corpus_sentences,
+    first_principal_direction,
+    is_punctuation,
+    layer_statistics,
+    lowest_self_similarity,
+    occurrence_index,
+    pc_static_vectors,
+    restricted_to,
+    unit_text,
+    word_benchmarks,
+    write_results,
+)
+from isolib.evaluation import WordVectors
+
+needs_data = pytest.mark.skipif(
+    "ISOLIB_DATA_DIR" not in os.environ and not any(datasets.data_dir().glob("*/*")),
+    reason="no datasets: set ISOLIB_DATA_DIR (e.g. ../shared/data) or run `python -m isolib data fetch`",
+)
+
+
+def make_tokens(sentences, *, specials=("[CLS]", "[SEP]")):
+    """A token table like Embeddings.tokens; a word is one piece (str) or a tuple of pieces."""
+    rows = []
+    for sentence_id, words in enumerate(sentences):
+        pieces = [(specials[0], -1, "")] if specials else []
+        for word_id, word in enumerate(words):
+            word_pieces = (word,) if isinstance(word, str) else word
+            text = "".join(piece.removeprefix("##").removeprefix("Ġ") for piece in word_pieces)
+            pieces += [(piece, word_id, text) for piece in word_pieces]
+        pieces += [(specials[1], -1, "")] if specials else []
+        rows += [(sentence_id, position, token, word_id, word, word_id < 0)
+                 for position, (token, word_id, word) in enumerate(pieces)]
+    return pd.DataFrame(rows, columns=["sentence_id", "position", "token", "word_id", "word", "is_special"])
+
+
+def five_times(*sentence):
+    """The same sentence five times: every word in it meets the 5-context rule."""
+    return [list(sentence) for _ in range(5)]
+
+
+# --------------------------------------------------------------------------- the occurrence index
+
+
+def test_five_context_rule_counts_distinct_sentences():
+    sentences = [["cat", "dog"] for _ in range(4)] + [["dog"]] + [["bird"] * 5]
+    index = occurrence_index(make_tokens(sentences))
+    # cat: 4 contexts, dropped; dog: 5, kept; bird: 5 occurrences in one sentence, dropped.
+    assert list(index.words) == ["dog"]
+    assert index.n_contexts.to_dict() == {"dog": 5}
+    bird = index.occurrences[index.occurrences.word == "bird"]
+    assert len(bird) == 5 and not bird.kept.any()
+    lower = occurrence_index(make_tokens(sentences), min_contexts=4)
+    assert lower.n_contexts.to_dict() == {"cat": 4, "dog": 5}
+
+
+def test_repeated_words_are_separate_occurrences_but_one_context():
+    sentences = [["dog", "dog", "barks"]] + [["dog"] for _ in range(4)]
+    index = occurrence_index(make_tokens(sentences))
+    dog = index.occurrences[index.occurrences.word == "dog"]
+    assert len(dog) == 6 and dog.kept.all()
+    assert index.n_contexts["dog"] == 5
+    # Both occurrences in sentence 0 point at their own rows (positions 1 and 2 after [CLS]).
+    assert list(index.piece_rows[dog.index[:2]]) == [1, 2]
+    with pytest.raises(ValueError, match="no word occurs in 5"):
+        occurrence_index(make_tokens(sentences[:4]))
+
+
+@pytest.mark.parametrize("text, expected", [
+    (".", True), (",", True), ("--", True), ("'", True), ("", True), ("##.", True), ("?!", True),
+    ("5.3", False), ("'s", False), ("dog", False), ("##s", False), ("café", False), ("42", False),
+])
+def test_punctuation_means_no_letter_and_no_digit(text, expected):
+    assert is_punctuation(text) is expected
+
+
+@pytest.mark.parametrize("piece, text", [("Ġthe", "the"), ("▁the", "the"), ("##ing", "##ing"), ("the", "the"),
+                                         ("Ġ", ""), ("ĠĠx", "Ġx")])
+def test_unit_text_drops_only_the_leading_space_marker(piece, text):
+    assert unit_text(piece) == text
+
+
+def test_punctuation_and_special_tokens_are_not_occurrences():
+    sentences = five_times("dog", ".", ",", "--", ("Ġ", "5"), "'s")
+    for unit in ("token", "word"):
+        index = occurrence_index(make_tokens(sentences), unit=unit)
+        types = set(index.occurrences.word)
+        assert not types & {".", ",", "--", "", "[CLS]", "[SEP]"}
+        assert {"dog", "5", "'s"} <= types
+    # The lone space piece of "Ġ 5" is punctuation for tokens; the word "5" keeps both pieces.
+    by_word = occurrence_index(make_tokens(sentences), unit="word").occurrences
+    assert by_word.set_index("word").n_pieces.groupby(level=0).first()["5"] == 2
+
+
+def test_multi_piece_words_as_tokens_and_as_words():
+    sentences = five_times(("play", "##ing"), "dog") + five_times("play")
+    tokens = make_tokens(sentences)
+    by_token = occurrence_index(tokens, unit="token")
+    assert set(by_token.words) == {"play", "##ing", "dog"}
+    assert by_token.n_contexts["play"] == 10  # the piece of "playing" and the word "play" are one type
+    by_word = occurrence_index(tokens, unit="word")
+    assert set(by_word.words) == {"playing", "dog", "play"}
+
+    # Word vectors are the mean of their pieces' rows; token vectors are the rows themselves.
+    layer = np.arange(len(tokens) * 2, dtype=np.float32).reshape(len(tokens), 2)
+    playing = by_word.occurrences.index[by_word.occurrences.word == "playing"][0]
+    rows = tokens.index[(tokens.sentence_id == 0) & (tokens.word == "playing")]
+    np.testing.assert_allclose(by_word.vectors(layer)[playing], layer[rows].mean(axis=0))
+    np.testing.assert_array_equal(by_token.vectors(layer), layer[by_token.piece_rows])
+    assert by_word.vectors(layer).dtype == np.float32
+
+
+def test_case_follows_the_model_unless_forced():
+    # An uncased tokenizer (no uppercase piece) reading "The": words are lowercased like its pieces.
+    uncased = make_tokens(five_times("the", "dog", "[UNK]"))  # [UNK]: the tokenizer's marker, not a cased piece
+    uncased.loc[uncased.token == "the", "word"] = "The"
+    uncased.loc[uncased.token == "[UNK]", "word"] = "ø"
+    assert set(occurrence_index(uncased, unit="word").words) == {"the", "dog", "ø"}
+    assert set(occurrence_index(uncased, unit="word", lowercase=False).words) == {"The", "dog", "ø"}
+
+    # A cased byte-level tokenizer: "The" and "Ġthe" are two types; the space marker is not part of a type.
+    cased = make_tokens(five_times("The", "Ġdog", "Ġthe"), specials=())
+    assert set(occurrence_index(cased).words) == {"The", "dog", "the"}
+    assert set(occurrence_index(cased, unit="word").words) == {"The", "dog", "the"}
+    merged = occurrence_index(cased, lowercase=True)
+    assert set(merged.words) == {"the", "dog"} and merged.lowercase
+
+
+def test_occurrence_index_rejects_bad_input():
+    tokens = make_tokens(five_times("dog"))
+    with pytest.raises(ValueError, match="unit must be"):
+        occurrence_index(tokens, unit="sentence")
+    with pytest.raises(ValueError, match="lacks the column"):
+        occurrence_index(tokens.drop(columns="word_id"))
+    with pytest.raises(ValueError, match="min_contexts"):
+        occurrence_index(tokens, min_contexts=0)
+    with pytest.raises(ValueError, match="special tokens"):
+        occurrence_index(tokens[tokens.is_special])
+    with pytest.raises(ValueError, match="rows"):
+        occurrence_index(tokens).vectors(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="corpus"):
+        corpus_sentences("wikipedia")
+
+
+# --------------------------------------------------------------------------- per-layer measures
+
+
+def synthetic_layer(tokens, vector_of, *, noise=0.0, seed=0):
+    """A layer array whose row for each token is ``vector_of[token] + noise``."""
+    generator = np.random.default_rng(seed)
+    dim = len(next(iter(vector_of.values())))
+    rows = [vector_of.get(token, generator.normal(size=dim)) for token in tokens.token]
+    return np.asarray(rows, dtype=np.float32) + noise * generator.normal(size=(len(tokens), dim)).astype(np.float32)
+
+
+def test_layer_statistics_of_static_vectors():
+    sentences = [["cat", "dog", "sat"] for _ in range(6)]
+    tokens = make_tokens(sentences)
+    basis = np.eye(4)
+    layer = synthetic_layer(tokens, {"cat": basis[0], "dog": basis[1], "sat": basis[0] + basis[1]})
+    result = layer_statistics(occurrence_index(tokens), layer, n_samples=1000)
+    words = result.per_word
+    # Identical occurrences: SelfSim and MEV are 1, the centred MEV is undefined.
+    np.testing.assert_allclose(words.self_similarity, 1.0)
+    np.testing.assert_allclose(words.mev, 1.0)
+    assert words.mev_centred.isna().all()
+    assert list(words.n_contexts) == [6, 6, 6]
+    summary = result.summary
+    # All 18 rows are drawn; over pairs from different sentences the 9 ordered word pairs weigh the
+    # same: 3 equal pairs (cosine 1), cat-dog twice (0), cat-sat and dog-sat twice each (1/sqrt 2).
+    expected = (3 + 4 * 2**-0.5) / 9
+    assert summary["baseline_cosine"] == pytest.approx(expected)
+    assert summary["self_similarity_adjusted"] == pytest.approx(1 - expected)
+    assert summary["intra_similarity_adjusted"] == pytest.approx(summary["intra_similarity"] - expected)
+    assert summary["mev_adjusted"] == pytest.approx(1 - summary["mev_baseline"])
+    assert summary["mev_below_baseline"] == 0.0
+    assert summary["n_words"] == 3 and summary["n_occurrences"] == 18
+
+
+def test_context_specific_words_have_low_self_similarity_and_mev():
+    sentences = [["the", "dog"] for _ in range(40)]
+    tokens = make_tokens(sentences)
+    dog = np.r_[1.0, np.zeros(29)]
+    generator = np.random.default_rng(3)
+    # "the" gets a new random direction in every sentence; "dog" keeps one direction.
+    layer = synthetic_layer(tokens, {"dog": dog}, noise=0.01)
+    layer[tokens.token == "the"] = generator.normal(size=(40, 30))
+    words = layer_statistics(occurrence_index(tokens), layer).per_word
+    assert words.self_similarity["dog"] > 0.99 and abs(words.self_similarity["the"]) < 0.1
+    assert words.mev["dog"] > 0.99 and words.mev["the"] < 0.2
+    lowest = lowest_self_similarity(words.reset_index().assign(model="m", layer=1), n_words=1)
+    assert lowest.words.tolist() == ["the"] and lowest.stopword_share.tolist() == [1.0]
+
+
+# --------------------------------------------------------------------------- PC static embeddings
+
+
+@pytest.mark.parametrize("n_samples", [40, 400])  # fewer and more occurrences than dimensions
+def test_first_principal_direction_recovers_the_direction(n_samples):
+    generator = np.random.default_rng(n_samples)
+    direction = generator.normal(size=100)
+    direction /= np.linalg.norm(direction)
+    scales = generator.uniform(1, 3, size=(n_samples, 1))
+    points = scales * direction + 1e-4 * generator.normal(size=(n_samples, 100))
+    np.testing.assert_allclose(first_principal_direction(points), direction, atol=1e-3)
+    # Occurrences pointing the other way give the other sign: the vector follows the mean.
+    np.testing.assert_allclose(first_principal_direction(-points), -direction, atol=1e-3)
+
+
+@pytest.mark.parametrize("n_samples", [40, 400])
+def test_sign_agrees_with_the_mean_whatever_sign_the_solver_returns(monkeypatch, n_samples):
+    generator = np.random.default_rng(1)
+    direction = np.r_[0.6, 0.8, np.zeros(98)]
+    points = generator.uniform(1, 3, size=(n_samples, 1)) * direction + 1e-4 * generator.normal(size=(n_samples, 100))
+    solver = scipy.linalg.eigh
+
+    def flipped(*args, **kwargs):
+        values, vectors = solver(*args, **kwargs)
+        return values, -vectors
+
+    for eigh in (solver, flipped):
+        monkeypatch.setattr(contextuality.scipy.linalg, "eigh", eigh)
+        result = first_principal_direction(points)
+        np.testing.assert_allclose(result, direction, atol=1e-3)
+        assert result @ points.mean(axis=0) > 0
+
+
+def test_first_principal_direction_tie_and_errors():
+    # Symmetric occurrences: the mean is zero, so the largest coordinate is made positive.
+    points = np.array([[0.0, 3.0], [0.0, -3.0]])
+    np.testing.assert_allclose(first_principal_direction(points), [0.0, 1.0])
+    with pytest.raises(ValueError, match="all zeros"):
+        first_principal_direction(np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="NaN"):
+        first_principal_direction([[np.nan, 1.0]])
+
+
+def test_pc_static_vectors_are_word_directions_in_frequency_order():
+    sentences = [["cat", "dog"] for _ in range(5)] + [["dog"] for _ in range(3)]
+    tokens = make_tokens(sentences)
+    directions = {"cat": np.r_[1.0, 1.0, 0.0] / 2**0.5, "dog": np.r_[0.0, 0.0, 1.0]}
+    layer = synthetic_layer(tokens, directions)
+    scales = np.random.default_rng(0).uniform(1, 2, size=(len(tokens), 1)).astype(np.float32)
+    vectors = pc_static_vectors(occurrence_index(tokens), layer * scales)
+    assert isinstance(vectors, WordVectors) and vectors.words == ("dog", "cat")
+    np.testing.assert_allclose(vectors.matrix, [directions["dog"], directions["cat"]], atol=1e-6)
+
+
+def test_restricted_to_keeps_the_order_of_the_words():
+    vectors = WordVectors(["a", "b", "c"], np.eye(3))
+    restricted = restricted_to(vectors, ["c", "x", "a"])
+    assert restricted.words == ("c", "a")
+    np.testing.assert_array_equal(restricted.matrix, np.eye(3)[[2, 0]])
+    with pytest.raises(ValueError, match="none of the words"):
+        restricted_to(vectors, ["x"])
+
+
+@needs_data
+def test_word_benchmarks_report_score_and_coverage():
+    simlex = datasets.load_word_similarity("simlex999")
+    words = list(dict.fromkeys([*simlex.word1[:60], *simlex.word2[:60]]))
+    generator = np.random.default_rng(0)
+    vectors = WordVectors(words, generator.normal(size=(len(words), 8)))
+    table = word_benchmarks(vectors)
+    assert list(table.benchmark) == list(contextuality.BENCHMARKS)
+    simlex_row = table.set_index("benchmark").loc["SimLex-999"]
+    assert simlex_row.n_total == 999 and simlex_row.n_used >= 60
+    assert simlex_row.coverage == pytest.approx(simlex_row.n_used / 999)
+    assert -1 <= simlex_row.score <= 1
+    # A benchmark with too few items covered is reported with its coverage, unscored.
+    assert table.coverage.between(0, 1).all()
+    assert table[table.n_used == 0].score.isna().all() and (table.n_used == 0).any()
+    # Uppercase vocabulary: benchmark words are looked up as spelled, so lowercase SimLex misses them.
+    upper = word_benchmarks(WordVectors([w.upper() for w in words], vectors.matrix))
+    assert upper.set_index("benchmark").loc["SimLex-999", "n_used"] == 0
+    # A lowercase vocabulary with the [UNK] marker still counts as uncased: Google's "Athens" is found.
+    with_marker = WordVectors([*words, "[UNK]", "athens", "greece", "baghdad", "iraq"],
+                              generator.normal(size=(len(words) + 5, 8)))
+    assert word_benchmarks(with_marker).set_index("benchmark").loc["Google", "n_used"] >= 1
+
+
+# --------------------------------------------------------------------------- findings and RESULTS.md
+
+
+def per_layer_table(model, baseline, self_adjusted, intra_adjusted, mev_adjusted):
+    layers = np.arange(len(baseline))
+    return pd.DataFrame({
+        "model": model, "layer": layers, "n_layers": len(layers), "baseline_cosine": baseline,
+        "self_similarity": np.add(self_adjusted, baseline), "self_similarity_adjusted": self_adjusted,
+        "intra_similarity": np.add(intra_adjusted, baseline), "intra_similarity_adjusted": intra_adjusted,
+        "mev": 0.01 + np.asarray(mev_adjusted), "mev_adjusted": mev_adjusted, "mev_below_baseline": 0.2,
+        "mev_centred": 0.01, "mev_centred_adjusted": 0.0, "mev_baseline": 0.01,
+    })
+
+
+def test_assess_findings_applies_the_stated_rules(tmp_path):
+    per_layer = pd.concat([
+        # A BERT-like model: anisotropy grows, self-similarity falls, intra-similarity falls but stays > 0.
+        per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4], [0.9, 0.7, 0.5, 0.3], [0.4, 0.3, 0.2, 0.1], [0.01] * 4),
+        # The paper's own GPT-2, with the paper's numbers at layers 0 and 12.
+        per_layer_table("gpt2", np.r_[0.61, [0.6] * 11, 0.978], np.linspace(0.5, 0.1, 13), np.r_[0.2, [0.0] * 12],
+                        [0.02] * 13),
+    ], ignore_index=True)
+    per_word = pd.DataFrame({"model": "minilm", "layer": 1, "word": ["the", "of", "dog"],
+                             "self_similarity": [0.1, 0.2, 0.9], "mev": [0.1, 0.2, 0.9]})
+    findings = assess_findings(per_layer, per_word, n_lowest=2)
+    by_key = {(f.finding, f.model): f for f in findings}
+    assert by_key["Anisotropy in every non-input layer", "minilm"].status == "reproduced"
+    assert by_key["Anisotropy grows with depth", "minilm"].status == "reproduced"
+    assert by_key["Self-similarity falls with depth", "gpt2"].status == "reproduced"
+    assert by_key["Stopwords have the lowest self-similarity", "minilm"].status == "reproduced"
+    assert by_key[("BERT: same-sentence words grow apart in upper layers but stay more similar than "
+                   "random words", "minilm")].status == "reproduced"
+    assert by_key["GPT-2: same-sentence words no more similar than random words", "gpt2"].status == "reproduced"
+    assert by_key["Less than 5% of a word's variance is explained by a static embedding", "minilm"].status == "reproduced"
+    # Reference numbers: comparable on the paper's own model only.
+    assert by_key["average cosine between random words, GPT-2 L12", "gpt2"].status == "reproduced"
+    assert by_key["average cosine between random words, GPT-2 L2-9", "gpt2"].status == "reproduced"
+    assert by_key["average cosine between random words, BERT L0", "minilm"].status == "not comparable"
+    assert by_key["average cosine between random words, ELMo L0", "-"].status == "not comparable"
+    assert all(f.status in contextuality.STATUSES and f.rule for f in findings)
+
+    path = write_results(findings, tmp_path / "out" / "RESULTS.md", title="Test", notes=["A note."])
+    text = path.read_text()
+    assert text.startswith("# Test\n\nA note.\n")
+    assert sum(line.startswith("| ") for line in text.splitlines()) == len(findings) + 1  # header + one per finding
+    counts = pd.Series([f.status for f in findings]).value_counts()
+    assert f"**Summary:** {counts['reproduced']} reproduced, {counts['not reproduced']} not reproduced" in text
+
+
+def test_finding_rejects_an_unknown_status():
+    with pytest.raises(ValueError, match="status must be"):
+        Finding("claim", "paper", "model", "ours", "maybe", "rule")
