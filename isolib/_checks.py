@@ -6,6 +6,9 @@ style of scikit-learn, so a notebook user sees what to fix.
 
 from __future__ import annotations
 
+import numbers
+import operator
+
 import numpy as np
 
 
@@ -51,3 +54,29 @@ def rng(random_state) -> np.random.Generator:
     if isinstance(random_state, np.random.Generator):
         return random_state
     return np.random.default_rng(random_state)
+
+
+def check_int(value, name: str, *, low: int, high: int | None = None) -> int:
+    """Return ``value`` as an int in ``[low, high]`` or raise one ``ValueError`` sentence."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer, got {value!r}.") from None
+    if number < low or (high is not None and number > high):
+        upper = "" if high is None else f" and at most {high}"
+        raise ValueError(f"{name} must be at least {low}{upper}, got {number}.")
+    return number
+
+
+def sample_rows(n_rows: int, n_samples: int | None, generator: np.random.Generator) -> np.ndarray:
+    """Sorted indices of ``n_samples`` rows drawn without replacement (all rows if None or too many)."""
+    if n_samples is None or n_samples >= n_rows:
+        return np.arange(n_rows)
+    return np.sort(generator.choice(n_rows, size=n_samples, replace=False))
+
+
+def sklearn_seed(random_state) -> int | None:
+    """The int seed scikit-learn takes: ints pass through, a Generator draws one."""
+    if random_state is None or isinstance(random_state, numbers.Integral):
+        return random_state
+    return int(rng(random_state).integers(2**31 - 1))

@@ -58,9 +58,9 @@ import pandas as pd
 import scipy.linalg
 from scipy import stats
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-from threadpoolctl import threadpool_limits
 
 from isolib import datasets
+from isolib._blas import one_blas_thread
 from isolib._checks import as_points, rng
 from isolib.evaluation import WordVectors, analogy_accuracy, categorization_purity, word_similarity
 from isolib.metrics import (
@@ -105,15 +105,6 @@ _SPACE_MARKERS = ("Ġ", "▁")
 _TOKEN_COLUMNS = ("sentence_id", "token", "word_id", "word", "is_special")
 # scikit-learn's English stop-word list (318 words), for the paper's "stopwords" finding.
 STOPWORDS = frozenset(ENGLISH_STOP_WORDS)
-
-
-def _one_blas_thread():
-    """BLAS on one thread, for loops over thousands of small matrices (one or a few per word).
-
-    Multi-threaded BLAS gains nothing on such matrices and, on a machine whose cores are busy
-    with other work, its threads wait for each other: measured 10 to 50 times slower on 2 shared cores.
-    """
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 # --------------------------------------------------------------------------- occurrences
@@ -374,7 +365,7 @@ def layer_statistics(index: OccurrenceIndex, layer_array, *, n_samples: int = 10
     kept = index.occurrences.kept.to_numpy()
     words = index.occurrences.word.to_numpy()[kept]
 
-    with _one_blas_thread():
+    with one_blas_thread():
         baseline_cosine = anisotropy_baseline(vectors, contexts, n_samples=n_samples, random_state=random_state)
         baseline_mev = mev_baseline(vectors, n_samples=n_samples, random_state=random_state)
         baseline_mev_centred = mev_baseline(vectors, n_samples=n_samples, centered=True, random_state=random_state)
@@ -525,7 +516,7 @@ def pc_static_vectors(index: OccurrenceIndex, layer_array, *, max_occurrences: i
         frequency-ordered files of static embeddings.
     """
     vectors = index.vectors(layer_array)
-    with _one_blas_thread():
+    with one_blas_thread():
         directions = {word: first_principal_direction(block)
                       for word, block in _word_blocks(index, vectors, max_occurrences, random_state)}
     order = index.n_contexts.sort_values(ascending=False, kind="stable").index
@@ -826,7 +817,6 @@ def assess_findings(per_layer: pd.DataFrame, per_word: pd.DataFrame, table1: pd.
         table = table.set_index("layer").sort_index()
         upper = table[table.index > 0]
         paper_model = counterpart(model)
-        paper_name = _PAPER_NAMES.get(paper_model, "the paper's models")
 
         weakest = upper.baseline_cosine.idxmin()
         add("Anisotropy in every non-input layer", "average cosine between random words well above 0 "

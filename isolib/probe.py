@@ -36,9 +36,9 @@ from scipy import stats
 from torch import nn
 from tqdm.auto import tqdm
 
-from isolib._checks import as_points, rng
+from isolib._checks import as_points, check_int, rng, sample_rows
 from isolib._progress import show_progress
-from isolib.metrics import _check_int, _sample_rows, isoscore, silhouette
+from isolib.metrics import isoscore, silhouette
 
 __all__ = ["EmbeddingProbe", "make_probe", "train_probe", "correlations"]
 
@@ -134,7 +134,7 @@ def make_probe(X, n_outputs: int, *, bias: bool = True, paired: bool = False, de
         count to compare with the paper's Table 1.
     """
     points = as_points(X, dtype=np.float32)
-    n_outputs = _check_int(n_outputs, "n_outputs", low=1)
+    n_outputs = check_int(n_outputs, "n_outputs", low=1)
     return EmbeddingProbe(torch.from_numpy(points).to(device), n_outputs, bias=bias, paired=paired)
 
 
@@ -214,13 +214,13 @@ def train_probe(
     targets, silhouette_labels, n_outputs = _encode_targets(y, loss, n_items)
     if len(np.unique(silhouette_labels)) < 2:
         raise ValueError("y has a single distinct label, so the silhouette is undefined; at least 2 are needed.")
-    n_updates = _check_int(n_updates, "n_updates", low=1)
-    every = _check_int(every, "every", low=1)
+    n_updates = check_int(n_updates, "n_updates", low=1)
+    every = check_int(every, "every", low=1)
     if sample_size is not None:
-        sample_size = _check_int(sample_size, "sample_size", low=3)
+        sample_size = check_int(sample_size, "sample_size", low=3)
     if not lr > 0:
         raise ValueError(f"lr must be positive, got {lr!r}.")
-    seeds = [_check_int(seed, "each seed", low=0) for seed in seeds]
+    seeds = [check_int(seed, "each seed", low=0) for seed in seeds]
     if not seeds:
         raise ValueError("seeds is empty; give at least one seed.")
     pair_tensor = None if pairs is None else torch.as_tensor(pairs, dtype=torch.long, device=device)
@@ -243,9 +243,9 @@ def train_probe(
                     with torch.no_grad():
                         embeddings = probe.embeddings.cpu().numpy()
                         clustered = embeddings if pairs is None else probe.inputs(pair_tensor).cpu().numpy()
-                    iso_rows = _sample_rows(len(embeddings), sample_size, sampler)
+                    iso_rows = sample_rows(len(embeddings), sample_size, sampler)
                     # Unpaired: both metrics see the same sample; paired: pairs are sampled apart.
-                    sil_rows = iso_rows if pairs is None else _sample_rows(len(clustered), sample_size, sampler)
+                    sil_rows = iso_rows if pairs is None else sample_rows(len(clustered), sample_size, sampler)
                     rows.append(
                         (
                             seed,

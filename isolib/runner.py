@@ -106,7 +106,8 @@ def store_reference(executed: Path, target: Path) -> None:
 
     nb = nbformat.read(executed, as_version=4)
     nb.metadata.pop("papermill", None)
-    for cell in nb.cells:
+    for number, cell in enumerate(nb.cells):
+        cell.id = f"cell-{number}"  # stable ids: a rerun changes only what the run changed
         for key in ("papermill", "execution"):
             cell.metadata.pop(key, None)
         if not cell.metadata.get("tags", True):  # papermill adds empty tag lists

@@ -24,8 +24,8 @@ import scipy.linalg
 from sklearn.cluster import KMeans
 from sklearn.mixture import GaussianMixture
 
-from isolib._checks import as_points
-from isolib.metrics import _check_int, _sklearn_seed
+from isolib._blas import one_blas_thread
+from isolib._checks import as_points, check_int, sklearn_seed
 
 __all__ = ["centre", "abtt", "cluster_isotropy"]
 
@@ -60,7 +60,8 @@ def _remove_top_directions(centred: np.ndarray, n_directions: int) -> np.ndarray
     n_features = centred.shape[1]
     # The (d, d) scatter matrix keeps memory independent of the number of tokens;
     # only its leading eigenvectors are needed, so ask eigh for that subset.
-    _, directions = scipy.linalg.eigh(centred.T @ centred, subset_by_index=(n_features - n_directions, n_features - 1))
+    with one_blas_thread():
+        _, directions = scipy.linalg.eigh(centred.T @ centred, subset_by_index=(n_features - n_directions, n_features - 1))
     return centred - (centred @ directions) @ directions.T
 
 
@@ -90,7 +91,7 @@ def abtt(X, n_components: int) -> np.ndarray:
         On NaN/infinity, fewer than 2 samples, or ``n_components`` outside ``[0, n_features]``.
     """
     points = as_points(X, min_samples=2)
-    n_components = _check_int(n_components, "n_components", low=0, high=points.shape[1])
+    n_components = check_int(n_components, "n_components", low=0, high=points.shape[1])
     return _remove_top_directions(points - points.mean(axis=0), n_components)
 
 
@@ -152,12 +153,12 @@ def cluster_isotropy(
         ``n_clusters`` or ``n_pc``).
     """
     points = as_points(X)
-    n_clusters = _check_int(n_clusters, "n_clusters", low=1, high=points.shape[0])
-    n_pc = _check_int(n_pc, "n_pc", low=0, high=points.shape[1])
-    n_init = _check_int(n_init, "n_init", low=1)
+    n_clusters = check_int(n_clusters, "n_clusters", low=1, high=points.shape[0])
+    n_pc = check_int(n_pc, "n_pc", low=0, high=points.shape[1])
+    n_init = check_int(n_init, "n_init", low=1)
     if method not in CLUSTER_METHODS:
         raise ValueError(f"method must be one of {CLUSTER_METHODS}, got {method!r}.")
-    seed = _sklearn_seed(random_state)
+    seed = sklearn_seed(random_state)
     if method == "kmeans":
         model = KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed)
     else:

@@ -1,6 +1,5 @@
 """The real offline models: layer counts, layer 0, Hub failures, static vectors."""
 
-import numpy as np
 import pytest
 import torch
 
@@ -65,7 +64,7 @@ def test_static_model_is_not_loaded_as_a_transformer():
 
 def test_glove_vectors():
     glove = load_static("glove-50d")
-    assert glove.vectors.shape == (400_000, 50)
+    assert glove.matrix.shape == (400_000, 50) and glove.index["of"] == 3
     assert glove.words[:4] == ("the", ",", ".", "of")
     with pytest.raises(ModelError, match="glove-50d"):
         load_static("word2vec")
