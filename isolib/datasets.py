@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from isolib._checks import rng
 from isolib.errors import DataError
 
 __all__ = [
@@ -441,6 +442,26 @@ def sts_sentences(names: tuple[str, ...] = _STS_YEARS, *, scored_only: bool = Fa
     frames = [load_sts(name, scored_only=scored_only) for name in names]
     both_sides = pd.concat([column for frame in frames for column in (frame.sentence1, frame.sentence2)])
     return list(dict.fromkeys(both_sides))
+
+
+def sample_sentences(sentences: list[str], n_sentences: int, *, random_state=None) -> list[str]:
+    """A random subset of ``n_sentences`` sentences in their original order; all of them if 0 or too many.
+
+    Parameters
+    ----------
+    sentences : list of str
+    n_sentences : int
+        Sentences to keep; 0 (or at least ``len(sentences)``) keeps every sentence.
+    random_state : None, int or numpy Generator
+
+    Returns
+    -------
+    list of str
+    """
+    if not 0 < n_sentences < len(sentences):
+        return list(sentences)
+    chosen = np.sort(rng(random_state).choice(len(sentences), n_sentences, replace=False))
+    return [sentences[i] for i in chosen]
 
 
 # --------------------------------------------------------------------------- labelled sentence pairs

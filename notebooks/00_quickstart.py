@@ -46,13 +46,12 @@ import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
 
-from isolib.datasets import sts_sentences
+from isolib.datasets import sample_sentences, sts_sentences
 from isolib.embed import embed
 from isolib.metrics import anisotropy_baseline
 from isolib.plotting import plot_per_layer, save_figure, save_table, set_style
 
 set_style()
-rng = np.random.default_rng(random_state)
 
 # %% [markdown]
 # ## Data: the sentences of SemEval STS 2012–2016
@@ -63,10 +62,7 @@ rng = np.random.default_rng(random_state)
 # %%
 # NBVAL_CHECK_OUTPUT
 corpus = sts_sentences()
-if 0 < n_sentences < len(corpus):
-    sentences = [corpus[i] for i in np.sort(rng.choice(len(corpus), n_sentences, replace=False))]
-else:
-    sentences = corpus
+sentences = sample_sentences(corpus, n_sentences, random_state=random_state)
 print(f"{len(sentences)} of {len(corpus)} distinct STS sentences")
 
 # %% [markdown]

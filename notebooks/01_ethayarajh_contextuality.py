@@ -95,6 +95,7 @@ from isolib.contextuality import (
     word_benchmarks,
     write_results,
 )
+from isolib.datasets import sample_sentences
 from isolib.embed import embed
 from isolib.models import load_static
 from isolib.plotting import plot_per_layer, save_figure, save_table, set_style
@@ -102,7 +103,6 @@ from isolib.runner import FIGURES_DIR
 
 started = time.perf_counter()
 set_style()
-rng = np.random.default_rng(random_state)
 if profile != "full" and Path(output_dir).resolve().is_relative_to(FIGURES_DIR):
     raise ValueError(f"Only the full profile writes to {FIGURES_DIR}; set output_dir under build/.")
 
@@ -118,10 +118,7 @@ if profile != "full" and Path(output_dir).resolve().is_relative_to(FIGURES_DIR):
 # %%
 # NBVAL_CHECK_OUTPUT
 all_sentences = corpus_sentences(corpus)
-if 0 < n_sentences < len(all_sentences):
-    sentences = [all_sentences[i] for i in np.sort(rng.choice(len(all_sentences), n_sentences, replace=False))]
-else:
-    sentences = all_sentences
+sentences = sample_sentences(all_sentences, n_sentences, random_state=random_state)
 print(f"{len(sentences)} of {len(all_sentences)} distinct {corpus.upper()} sentences")
 
 # %% [markdown]

@@ -433,3 +433,13 @@ def test_fetch_reports_a_missing_archive_member(monkeypatch, tmp_path):
     monkeypatch.setenv("ISOLIB_DATA_DIR", str(tmp_path))
     with pytest.raises(DataError, match=r"Could not get cola/README from https://\S+cola_public_1\.1\.zip"):
         datasets.fetch("cola")
+
+
+def test_sample_sentences_keeps_order_and_is_seeded():
+    from isolib.datasets import sample_sentences
+
+    sentences = [f"sentence {i}" for i in range(100)]
+    sample = sample_sentences(sentences, 10, random_state=3)
+    assert len(sample) == 10 and sample == sorted(sample, key=sentences.index)
+    assert sample == sample_sentences(sentences, 10, random_state=3)
+    assert sample_sentences(sentences, 0) == sentences == sample_sentences(sentences, 500)
