@@ -72,6 +72,7 @@ from isolib.metrics import (
     self_similarity,
 )
 from isolib.models import resolve_layers
+from isolib.plotting import markdown_table
 
 __all__ = [
     "UNITS",
@@ -966,7 +967,7 @@ def write_results(findings: Sequence[Finding], path: str | Path, *, title: str, 
     table.columns = ["finding", "paper", "model", "this run", "status", "rule"]
     counts = table.status.value_counts().reindex(list(STATUSES), fill_value=0)
     lines = [f"# {title}", "", *[line for note in notes for line in (note, "")],
-             "## Findings and reference numbers", "", table.to_markdown(index=False), "",
+             "## Findings and reference numbers", "", markdown_table(table), "",
              "**Summary:** " + ", ".join(f"{count} {status}" for status, count in counts.items()) + ".", ""]
     path.write_text("\n".join(lines))
     return path

@@ -43,8 +43,15 @@ def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits
     folder.mkdir(parents=True, exist_ok=True)
     csv, markdown = folder / f"{name}.csv", folder / f"{name}.md"
     table.to_csv(csv, index=False)
-    markdown.write_text(table.to_markdown(index=False, floatfmt=f".{digits}f") + "\n")
+    markdown.write_text(markdown_table(table, digits=digits) + "\n")
     return [csv, markdown]
+
+
+def markdown_table(table: pd.DataFrame, *, digits: int = 3) -> str:
+    """``table`` as a Markdown table, floats rounded to ``digits``, ``|`` in text escaped."""
+    escaped = table.apply(lambda column: column.str.replace("|", r"\|", regex=False)
+                          if column.dtype == object or pd.api.types.is_string_dtype(column) else column)
+    return escaped.to_markdown(index=False, floatfmt=f".{digits}f")
 
 
 def plot_per_layer(table: pd.DataFrame, value: str, *, ax=None, model: str = "model", layer: str = "layer",

@@ -36,3 +36,11 @@ def test_tables_in_csv_and_markdown(tmp_path):
     csv, markdown = save_table(TABLE, tmp_path, "table", digits=2)
     assert pd.read_csv(csv).equals(TABLE)
     assert "0.10 |" in markdown.read_text() and "0.100" not in markdown.read_text()
+
+
+def test_markdown_cells_escape_pipes():
+    from isolib.plotting import markdown_table
+
+    text = markdown_table(pd.DataFrame({"rule": ["|x| < 0.05"], "value": [0.5]}))
+    assert r"\|x\| < 0.05" in text
+    assert all(line.count("|") - line.count(r"\|") == 3 for line in text.splitlines())
