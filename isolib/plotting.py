@@ -9,12 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg") if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline") else None
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
 
 _PNG_METADATA = {"Software": None}
 _PDF_METADATA = {"Creator": None, "Producer": None, "CreationDate": None}
