@@ -8,7 +8,11 @@ Compared at matched settings, on the same float32 Gaussian-mixture data:
 * silhouette: ``isolib.metrics.silhouette`` vs ``sklearn.metrics.silhouette_score``;
 * LID: ``isolib.metrics.lid_mle(k=100)`` vs ``skdim.id.MLE().fit(n_neighbors=100,
   comb="mean")``, whose value is rescaled by k / (k - 1) to Cai et al.'s normalisation;
-  an extra isolib row estimates the same mean from 5,000 sampled query points;
+  an extra isolib row estimates the same mean from 5,000 sampled query points, and a
+  "floor" row times the float32 products of all pairs of points alone (``X @ X.T`` in
+  row stripes on all cores, nothing selected): the work any exact brute-force k-NN
+  must do, so ``scikit-dimension time / floor time`` bounds what such a search could gain
+  (a symmetric search that computes each pair once halves the floor);
 * IsoScore: ``isolib.metrics.isoscore`` vs ``IsoScore.IsoScore`` (pip ``isoscore`` 2.0.1).
 
 Each measurement runs in its own subprocess, which loads the data from a ``.npy``
@@ -41,6 +45,9 @@ QUICK_RESULTS = Path(__file__).resolve().parents[1] / "build" / "benchmarks"
 LID_NEIGHBOURS = 100
 LID_SAMPLED_QUERIES = 5000
 WARM_UP_ROWS = 1000
+FLOOR = "floor: float32 products of all pairs"
+# Row stripes of the floor measurement: tall enough for the matrix product's peak.
+FLOOR_STRIPE_ROWS = 2048
 PROFILES = {
     # (n_samples, n_features, repeats, timeout in seconds per measurement)
     "full": [(10_000, 384, 3, 900), (50_000, 768, 1, 1800)],
@@ -52,6 +59,7 @@ MEASUREMENTS = [
     ("lid", "isolib"),
     ("lid", "scikit-dimension"),
     ("lid (5,000 sampled queries)", "isolib"),
+    ("lid", FLOOR),
     ("isoscore", "isolib"),
     ("isoscore", "IsoScore package"),
 ]
@@ -91,6 +99,15 @@ def measured_call(metric: str, implementation: str, points: np.ndarray, labels: 
 
         k = LID_NEIGHBOURS
         return lambda: skdim.id.MLE().fit(points, n_neighbors=k, comb="mean").dimension_ * k / (k - 1)
+    if implementation == FLOOR:
+        stripes = np.array_split(np.arange(len(points)), max(1, len(points) // FLOOR_STRIPE_ROWS))
+
+        def all_products() -> float:
+            for rows in stripes:
+                points[rows] @ points.T  # computed and dropped: only its time counts
+            return float("nan")
+
+        return all_products
     if implementation == "IsoScore package":
         from IsoScore import IsoScore
 
@@ -216,7 +233,8 @@ def markdown(rows: list[dict], description: dict) -> str:
         if row["status"] != "ok":
             return [row["status"], "—", "—"]
         extra = row["rss_peak_mb"] - row["rss_before_mb"]
-        return [f"{row['wall_s']:.2f}", f"{extra:.0f}", f"{row['value']:.6f}"]
+        value = "—" if np.isnan(row["value"]) else f"{row['value']:.6f}"
+        return [f"{row['wall_s']:.2f}", f"{extra:.0f}", value]
 
     lines = [
         "# isolib.metrics benchmark",
@@ -238,7 +256,7 @@ def markdown(rows: list[dict], description: dict) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        if row["implementation"] != "isolib":
+        if row["implementation"] not in ("isolib", FLOOR):
             continue
         name = references.get(row["metric"])
         reference = by_key.get((row["metric"], name, row["n_samples"]))
@@ -248,7 +266,7 @@ def markdown(rows: list[dict], description: dict) -> str:
         ours_time, ours_memory, ours_value = time_memory_value(row)
         their_time, their_memory, their_value = time_memory_value(reference)
         cells = [
-            row["metric"],
+            row["metric"] if row["implementation"] == "isolib" else f"{row['metric']} ({FLOOR})",
             f"{row['n_samples']:,} × {row['n_features']}",
             ours_time,
             ours_memory,
