@@ -245,7 +245,8 @@ def markdown(rows: list[dict], description: dict) -> str:
         f"scikit-dimension {description['scikit-dimension']}, isoscore {description['isoscore']}; "
         f"BLAS: {', '.join(description['blas'])}. Load average (1, 5, 15 min) at start: "
         f"{', '.join(f'{load:.2f}' for load in description['load_average_at_start'])}; "
-        "the machine is shared with other jobs, so wall times carry noise.",
+        "the benchmark's own two threads count in it (about 2 with nothing else running), "
+        "and other jobs on the machine add noise to wall times.",
         "",
         "Data: float32 Gaussian mixture (10 clusters). Time: best wall time of the repeats, in seconds; "
         "the CPU-time ratio (user + system time of the process) is less sensitive to other jobs on the machine. "
