@@ -89,6 +89,9 @@ _SILHOUETTE_BLOCK = 1024
 # the number of column groups of its two-stage selection (see _nearest_squared_distances).
 _SELECTION_MARGIN = 10
 _SELECTION_GROUP = 8
+# The k-NN certificate bounds the float32 expansion error by this many times its
+# typical size, eps32 * sqrt(d) * (||q|| + ||r||)^2 (see _nearest_squared_distances).
+_ROUNDING_SIGMAS = 8
 
 
 # --------------------------------------------------------------------------- helpers
@@ -835,6 +838,36 @@ def _first_distinct_rows(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return distinct, position[representative]
 
 
+def _rerank_exactly(reference, rows, candidates, k):
+    """Exact squared distances from ``reference[rows]`` to their candidates, from coordinate differences.
+
+    A sum of squared differences has no cancellation: its relative error is that of
+    the input (about 1e-7 for float32 rows, 1e-16 for float64). Returns the sorted
+    ``(len(rows), n_candidates)`` float64 distances; the first k are the neighbours.
+    """
+    exact = np.empty(candidates.shape)
+    for part in _row_chunks(len(rows), candidates.shape[1] * reference.shape[1]):
+        differences = reference[candidates[part]]
+        differences -= reference[rows[part], None, :]
+        exact[part] = np.vecdot(differences, differences)
+    exact.sort(axis=1)
+    return exact
+
+
+def _float64_squared_distances(reference, mean, rows):
+    """``(len(rows), n_reference)`` squared distances by the float64 expansion of the centred rows.
+
+    Columns are converted in blocks, so no float64 copy of the whole reference is made.
+    """
+    left = reference[rows] - mean
+    left_norms = np.einsum("ij,ij->i", left, left)
+    squared = np.empty((len(rows), len(reference)))
+    for columns in _row_chunks(*reference.shape):
+        right = reference[columns] - mean
+        squared[:, columns] = left_norms[:, None] + np.einsum("ij,ij->i", right, right) - 2.0 * (left @ right.T)
+    return squared
+
+
 def _nearest_squared_distances(
     reference: np.ndarray, query_rows: np.ndarray, k: int, chunk_size: int | None
 ) -> np.ndarray:
@@ -851,17 +884,22 @@ def _nearest_squared_distances(
        smallest value, and so is its group's minimum), so selecting among the group
        minima, then among those K groups' entries, gives exactly the K smallest,
        several times faster than ``argpartition`` over all columns.
-    3. For these K candidates, ``||q - r||^2`` is recomputed from the differences
-       of the original coordinates, in their own precision, and the k smallest are
-       kept. A sum of squares has no cancellation: its relative error is that of
-       the input (about 1e-7 for float32 rows, 1e-16 for float64), whereas the
-       float32 expansion ``||q||^2 + ||r||^2 - 2 q.r`` loses precision with the
-       norms (about 1e-6 relative on typical data, which the log ratios of a
-       high-dimensional cloud amplify to 1e-4 in LID; fatal for near duplicates).
-       The margin re-ranks near-ties at the k-th neighbour that this error could
-       have swapped.
+    3. For these K candidates the distances are recomputed exactly
+       (:func:`_rerank_exactly`) and the k smallest are kept.
+    4. A certificate checks that no other point can be nearer than the k-th. The
+       float32 expansion ``||q||^2 + ||r||^2 - 2 q.r`` of centred rows ``q`` and
+       ``r`` errs by about ``eps32 sqrt(d) (||q|| + ||r||)^2``; the bound used is
+       ``_ROUNDING_SIGMAS`` times that. A point outside the candidates has an
+       approximate distance at least the K-th candidate's, ``a_K``, and can only be
+       nearer than the exact k-th distance ``e_k`` if
+       ``||r|| <= ||q|| + sqrt(e_k)`` (triangle inequality), so it is certainly
+       farther when ``a_K - bound(||q||, ||q|| + sqrt(e_k)) >= e_k``. Rows that fail
+       (near-duplicate points, such as a [CLS] token that barely changes between
+       sentences, whose distances are far below the float32 resolution of their
+       norms) are searched again with float64 products, whose error is 2^29 times
+       smaller, then re-ranked exactly.
 
-    Returns an array of shape ``(len(query_rows), k)``, unsorted within each row.
+    Returns an array of shape ``(len(query_rows), k)``, sorted within each row.
     """
     n_reference, n_features = reference.shape
     n_candidates = min(k + _SELECTION_MARGIN, n_reference - 1)
@@ -869,9 +907,12 @@ def _nearest_squared_distances(
     n_groups = _SELECTION_GROUP if n_reference >= 4 * _SELECTION_GROUP * n_candidates else 1
     group_width = -(-n_reference // n_groups)
     augmented = _augmented_centred(reference, n_rows=n_groups * group_width)
+    centred_norms = np.sqrt(augmented[:n_reference, n_features + 1].astype(np.float64))
+    rounding = _ROUNDING_SIGMAS * np.sqrt(n_features + 2) * np.finfo(np.float32).eps
     if chunk_size is None:
         chunk_size = min(_STRIPE_ROWS, max(1, _DISTANCE_BLOCK_VALUES // n_reference))
     result = np.empty((len(query_rows), k))
+    uncertified = []
 
     def nearest_of_chunk(start: int) -> None:
         rows = query_rows[start : start + chunk_size]
@@ -884,13 +925,24 @@ def _nearest_squared_distances(
         del squared
         picked = np.argpartition(values, n_candidates - 1, axis=1)[:, :n_candidates]
         candidates = np.take_along_axis(columns, picked, axis=1)
-        for part in _row_chunks(len(rows), n_candidates * n_features):
-            differences = reference[candidates[part]]
-            differences -= reference[rows[part], None, :]
-            exact = np.vecdot(differences, differences).astype(np.float64)
-            result[start + part.start : start + part.stop] = np.partition(exact, k - 1, axis=1)[:, :k]
+        exact = _rerank_exactly(reference, rows, candidates, k)
+        result[start : start + len(rows)] = exact[:, :k]
+        if n_candidates < n_reference - 1:  # otherwise every other point was a candidate
+            kth = exact[:, k - 1]
+            largest_approximate = np.take_along_axis(values, picked, axis=1).max(axis=1)
+            bound = rounding * (2 * centred_norms[rows] + np.sqrt(kth)) ** 2
+            uncertified.append(start + np.flatnonzero(largest_approximate - bound < kth))
 
     _in_threads(nearest_of_chunk, range(0, len(query_rows), chunk_size))
+    positions = np.concatenate(uncertified) if uncertified else np.empty(0, dtype=np.intp)
+    if positions.size:
+        mean = reference.mean(axis=0, dtype=np.float64)
+        for part in _row_chunks(len(positions), n_reference, _DISTANCE_BLOCK_VALUES // 2):
+            rows = query_rows[positions[part]]
+            squared = _float64_squared_distances(reference, mean, rows)
+            squared[np.arange(len(rows)), rows] = np.inf
+            candidates = np.argpartition(squared, n_candidates - 1, axis=1)[:, :n_candidates]
+            result[positions[part]] = _rerank_exactly(reference, rows, candidates, k)[:, :k]
     return result
 
 

@@ -548,3 +548,96 @@ def test_degenerate_clouds_raise_instead_of_returning_nonsense():
 def test_module_exports_every_public_function():
     for name in metrics.__all__:
         assert getattr(metrics, name).__doc__
+
+
+# ----------------------------------------------------------------------------- real embeddings
+
+REAL_LAYERS = [("minilm", 3), ("minilm", -1), ("smollm2", 15), ("smollm2", -1)]
+
+
+@pytest.fixture(scope="module")
+def real_layers(minilm, smollm2, tmp_path_factory):
+    """Token vectors of 120 STS sentences: MiniLM layer 3 (its [CLS] vectors are near-duplicates),
+    its last layer, SmolLM2's middle layer (norms up to about 28,000) and its last layer."""
+    from isolib.datasets import sample_sentences, sts_sentences
+    from isolib.embed import embed
+
+    models = {"minilm": minilm, "smollm2": smollm2}
+    sentences = sample_sentences(sts_sentences(), 120, random_state=0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ISOLIB_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        return {
+            (name, layer): np.asarray(embed(models[name], sentences, layers=[layer]).layer(layer), dtype=np.float64)
+            for name, layer in REAL_LAYERS
+        }
+
+
+def distinct(X):
+    return X[metrics._first_distinct_rows(X)[0]]
+
+
+def brute_force_lid(X, rows, k):
+    """Per-point LID at `rows` from float64 differences to every other point (Cai et al.'s 1/k form)."""
+    values = []
+    for row in rows:
+        squared = ((X - X[row]) ** 2).sum(axis=1)
+        squared[row] = np.inf
+        nearest = np.sqrt(np.sort(squared)[:k])
+        values.append(k / np.log(nearest[-1] / nearest).sum())
+    return np.array(values)
+
+
+@pytest.mark.parametrize("layer", REAL_LAYERS, ids=lambda layer: f"{layer[0]}-{layer[1]}")
+def test_lid_matches_brute_force_on_real_embeddings(real_layers, layer):
+    X = distinct(real_layers[layer])
+    rows = np.random.default_rng(0).choice(len(X), size=200, replace=False)
+    expected = brute_force_lid(X, rows, k=20)
+    _, per_point = lid_mle(X, k=20, queries=rows, return_per_point=True)
+    np.testing.assert_allclose(per_point.to_numpy(), expected, rtol=1e-10)
+    # float32 input: the float32 coordinates' own rounding, nothing more.
+    X32 = X.astype(np.float32)
+    _, per_point = lid_mle(X32, k=20, queries=rows, return_per_point=True)
+    np.testing.assert_allclose(per_point.to_numpy(), brute_force_lid(X32.astype(np.float64), rows, k=20), rtol=1e-5)
+
+
+def test_lid_certificate_catches_near_duplicates_below_float32_resolution(real_layers):
+    """MiniLM layer 3's [CLS] vectors lie within 0.013 of each other at norms near 13: the float32
+    products cannot rank them, so the certificate sends those rows to the float64 search."""
+    X = distinct(real_layers[("minilm", 3)])
+    cls_rows = np.flatnonzero(np.linalg.norm(X - X[0], axis=1) < 0.02)
+    assert len(cls_rows) >= 100
+    _, per_point = lid_mle(X.astype(np.float32), k=20, queries=cls_rows, return_per_point=True)
+    expected = brute_force_lid(X.astype(np.float32).astype(np.float64), cls_rows, k=20)
+    np.testing.assert_allclose(per_point.to_numpy(), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("layer", [("minilm", 3), ("minilm", -1)], ids=["minilm-3", "minilm-last"])
+def test_lid_agrees_with_scikit_dimension_on_real_embeddings(real_layers, layer):
+    skdim = pytest.importorskip("skdim")
+    X, k = distinct(real_layers[layer]), 20
+    mean, per_point = lid_mle(X, k=k, return_per_point=True)
+    reference = skdim.id.MLE().fit(X, n_neighbors=k, comb="mean")
+    np.testing.assert_allclose(per_point.to_numpy() * (k - 1) / k, reference.dimension_pw_, rtol=1e-6)
+    assert mean * (k - 1) / k == pytest.approx(reference.dimension_, rel=1e-6)
+
+
+def test_scikit_dimension_loses_precision_on_large_norms(real_layers):
+    """On SmolLM2's middle layer scikit-dimension errs by about 1e-4 per point: scikit-learn's
+    k-NN expands ||x||^2 + ||y||^2 - 2 x.y on the uncentred vectors, whose norms reach 28,000.
+    isolib re-ranks from differences and stays at float64 precision."""
+    skdim = pytest.importorskip("skdim")
+    X, k = distinct(real_layers[("smollm2", 15)]), 20
+    rows = np.arange(0, len(X), 5)
+    expected = brute_force_lid(X, rows, k) * (k - 1) / k
+    _, per_point = lid_mle(X, k=k, queries=rows, return_per_point=True)
+    reference = skdim.id.MLE().fit(X, n_neighbors=k, comb="mean").dimension_pw_[rows]
+    assert np.max(np.abs(per_point.to_numpy() * (k - 1) / k / expected - 1)) < 1e-10
+    assert 1e-10 < np.max(np.abs(reference / expected - 1)) < 1e-3
+
+
+@pytest.mark.parametrize("layer", REAL_LAYERS, ids=lambda layer: f"{layer[0]}-{layer[1]}")
+def test_isoscore_agrees_with_the_isoscore_package_on_real_embeddings(real_layers, layer):
+    from IsoScore import IsoScore
+
+    X = real_layers[layer]
+    assert isoscore(X) == pytest.approx(float(IsoScore.IsoScore(X)), abs=1e-6)
