@@ -576,28 +576,17 @@ def distinct(X):
     return X[metrics._first_distinct_rows(X)[0]]
 
 
-def brute_force_lid(X, rows, k):
-    """Per-point LID at `rows` from float64 differences to every other point (Cai et al.'s 1/k form)."""
-    values = []
-    for row in rows:
-        squared = ((X - X[row]) ** 2).sum(axis=1)
-        squared[row] = np.inf
-        nearest = np.sqrt(np.sort(squared)[:k])
-        values.append(k / np.log(nearest[-1] / nearest).sum())
-    return np.array(values)
-
-
 @pytest.mark.parametrize("layer", REAL_LAYERS, ids=lambda layer: f"{layer[0]}-{layer[1]}")
 def test_lid_matches_brute_force_on_real_embeddings(real_layers, layer):
     X = distinct(real_layers[layer])
     rows = np.random.default_rng(0).choice(len(X), size=200, replace=False)
-    expected = brute_force_lid(X, rows, k=20)
+    expected = brute_force_lid(X, 20, rows)
     _, per_point = lid_mle(X, k=20, queries=rows, return_per_point=True)
     np.testing.assert_allclose(per_point.to_numpy(), expected, rtol=1e-10)
     # float32 input: the float32 coordinates' own rounding, nothing more.
     X32 = X.astype(np.float32)
     _, per_point = lid_mle(X32, k=20, queries=rows, return_per_point=True)
-    np.testing.assert_allclose(per_point.to_numpy(), brute_force_lid(X32.astype(np.float64), rows, k=20), rtol=1e-5)
+    np.testing.assert_allclose(per_point.to_numpy(), brute_force_lid(X32.astype(np.float64), 20, rows), rtol=1e-5)
 
 
 def test_lid_certificate_catches_near_duplicates_below_float32_resolution(real_layers):
@@ -607,7 +596,7 @@ def test_lid_certificate_catches_near_duplicates_below_float32_resolution(real_l
     cls_rows = np.flatnonzero(np.linalg.norm(X - X[0], axis=1) < 0.02)
     assert len(cls_rows) >= 100
     _, per_point = lid_mle(X.astype(np.float32), k=20, queries=cls_rows, return_per_point=True)
-    expected = brute_force_lid(X.astype(np.float32).astype(np.float64), cls_rows, k=20)
+    expected = brute_force_lid(X.astype(np.float32).astype(np.float64), 20, cls_rows)
     np.testing.assert_allclose(per_point.to_numpy(), expected, rtol=1e-5)
 
 
@@ -628,7 +617,7 @@ def test_scikit_dimension_loses_precision_on_large_norms(real_layers):
     skdim = pytest.importorskip("skdim")
     X, k = distinct(real_layers[("smollm2", 15)]), 20
     rows = np.arange(0, len(X), 5)
-    expected = brute_force_lid(X, rows, k) * (k - 1) / k
+    expected = brute_force_lid(X, k, rows) * (k - 1) / k
     _, per_point = lid_mle(X, k=k, queries=rows, return_per_point=True)
     reference = skdim.id.MLE().fit(X, n_neighbors=k, comb="mean").dimension_pw_[rows]
     assert np.max(np.abs(per_point.to_numpy() * (k - 1) / k / expected - 1)) < 1e-10
@@ -641,3 +630,14 @@ def test_isoscore_agrees_with_the_isoscore_package_on_real_embeddings(real_layer
 
     X = real_layers[layer]
     assert isoscore(X) == pytest.approx(float(IsoScore.IsoScore(X)), abs=1e-6)
+
+
+@pytest.mark.parametrize("layer", REAL_LAYERS, ids=lambda layer: f"{layer[0]}-{layer[1]}")
+def test_silhouette_agrees_with_sklearn_on_real_embeddings(real_layers, layer):
+    """Float32 input, clusters that are tight and far from the origin ([CLS] vectors, SmolLM2's
+    middle layer): per-block centring keeps the value within 1e-6 of scikit-learn's float64 one."""
+    from sklearn.cluster import KMeans
+
+    X = real_layers[layer]
+    labels = KMeans(n_clusters=4, n_init=3, random_state=0).fit_predict(X)
+    assert silhouette(X.astype(np.float32), labels) == pytest.approx(silhouette_score(X, labels), abs=1e-6)
