@@ -970,7 +970,9 @@ def lid_mle(
     threads: float32 matrix products of the centred points select candidate
     neighbours, whose distances are then recomputed from coordinate differences
     (no cancellation error; relative error about 1e-7 for float32 input, 1e-16 for
-    float64); the log ratios are computed in float64. No approximate index is
+    float64); rows whose float32 ranking a rounding-error certificate cannot vouch
+    for (near-duplicate points) are searched again in float64; the log ratios are
+    computed in float64. No approximate index is
     involved: per-point values match a float64 brute force to about LID x 1e-7
     relative for float32 input (the log ratios of a high-dimensional cloud are
     small, which amplifies distance errors), and to 1e-12 for float64 input.
