@@ -12,7 +12,7 @@ ISOLIB_DATA_DIR ?= $(if $(wildcard ../shared/data/README.md),$(abspath ../shared
 export ISOLIB_DATA_DIR
 
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
-LIBRARY := $(wildcard isolib/*.py) data/registry.yaml
+LIBRARY := $(wildcard isolib/*.py isolib/*/*.py) data/registry.yaml
 
 .PHONY: setup figures quick test lab sync bench data clean
 .DELETE_ON_ERROR:

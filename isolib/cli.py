@@ -1,4 +1,4 @@
-"""``python -m isolib``: data fetch/verify and reproduce."""
+"""``python -m isolib``: data fetch/verify, reproduce, and the overview of what reproduces."""
 
 from __future__ import annotations
 
@@ -34,6 +34,14 @@ def _reproduce(args) -> int:
     return 1 if failed else 0
 
 
+def _overview(args) -> int:
+    from isolib.findings import write_overview
+    from isolib.runner import FIGURES_DIR
+
+    print(f"wrote {write_overview(FIGURES_DIR)}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m isolib", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -50,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--store", action="store_true",
                      help="quick profile: also store the executed notebook as notebooks/NAME.ipynb")
     run.set_defaults(func=_reproduce)
+
+    overview = commands.add_parser("overview", help="regenerate figures/README.md from the committed RESULTS.md files "
+                                   "(a full run does it too)")
+    overview.set_defaults(func=_overview)
     return parser
 
 

@@ -15,7 +15,8 @@ paper
 The source of each notebook is ``notebooks/<name>.py`` (jupytext percent format);
 executed copies are written to ``build/<profile>/<name>.ipynb``. With ``store=True``
 (quick profile only) the executed notebook also replaces ``notebooks/<name>.ipynb``,
-the reference nbval compares against.
+the reference nbval compares against. After a ``full`` run, :func:`isolib.findings.write_overview`
+regenerates ``figures/README.md`` from the committed ``RESULTS.md`` files.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
+from isolib.findings import write_overview
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
@@ -139,4 +142,6 @@ def reproduce(profile: str, only: list[str] | None = None, *, store: bool = Fals
         detail = f"  {result.error} (see {result.executed.relative_to(REPO_ROOT)})" if not result.ok else ""
         print(f"{status} {name:<36} {result.seconds:7.1f} s{detail}", flush=True)
         results.append(result)
+    if profile == "full":
+        print(f"wrote {write_overview(FIGURES_DIR).relative_to(REPO_ROOT)}", flush=True)
     return results

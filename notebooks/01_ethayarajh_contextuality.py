@@ -42,7 +42,7 @@
 # one keeps `The` apart from `the`, as the paper's bert-base-cased did). A unit with no letter and
 # no digit is punctuation and is dropped. A type is analysed if it occurs in at least 5 distinct
 # sentences; a word repeated within one sentence counts as several occurrences but one context.
-# The exact rules are in `isolib.contextuality`.
+# The exact rules are in `isolib.studies.ethayarajh_contextuality`.
 #
 # **Models.** The paper's BERT-base-cased and GPT-2 come from the Hugging Face Hub (profile
 # `paper`). Offline, the encoders `minilm` (all-MiniLM-L6-v2, a 6-block BERT) and `mpnet`
@@ -83,23 +83,23 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from isolib.contextuality import (
-    STATUSES,
-    assess_findings,
-    contextuality_by_layer,
-    corpus_sentences,
-    counterpart,
-    lowest_self_similarity,
-    occurrence_index,
-    static_embedding_table,
-    word_benchmarks,
-    write_results,
-)
 from isolib.datasets import sample_sentences
 from isolib.embed import embed
+from isolib.findings import STATUSES, findings_table, write_results
 from isolib.models import load_static
 from isolib.plotting import plot_per_layer, save_figure, save_table, set_style
 from isolib.runner import FIGURES_DIR
+from isolib.studies.ethayarajh_contextuality import (
+    CITATION,
+    assess_findings,
+    contextuality_by_layer,
+    corpus_sentences,
+    lowest_self_similarity,
+    models_run,
+    occurrence_index,
+    static_embedding_table,
+    word_benchmarks,
+)
 
 started = time.perf_counter()
 set_style()
@@ -372,7 +372,7 @@ for name in models:
 #
 # `RESULTS.md` in the output folder lists each finding and reference number of the paper
 # beside this run's, marked *reproduced*, *not reproduced* or *not comparable* by the rule
-# given on its line: qualitative findings about BERT are tested on the encoders that stand in
+# given on its line (the study module declares them, `isolib.findings` judges and writes them): qualitative findings about BERT are tested on the encoders that stand in
 # for it (and GPT-2's on the decoder), while reference numbers are comparable only on the
 # paper's own models (within 0.05), and are otherwise shown at the same relative depth.
 
@@ -386,17 +386,16 @@ notes = [
     f"Profile `{profile}`: models {', '.join(models)}; {len(sentences)} {corpus.upper()} sentences; "
     f"unit `{unit}`; types in at least {min_contexts} sentences; baselines from {n_samples} random occurrences; "
     f"MEV and PC vectors from at most {max_occurrences or 'all'} occurrences per word.",
-    "Stand-ins: " + ", ".join(f"{name} for {counterpart(name) or 'none'}" for name in models) + ".",
     f"Wall time of the notebook: {elapsed_minutes:.1f} min (embeddings read from the cache when present); "
     f"peak memory of the kernel: {peak_gib:.1f} GiB.",
 ]
 results = write_results(findings, Path(output_dir) / "RESULTS.md", title="Ethayarajh (2019): results of this run",
-                        notes=notes)
+                        citation=CITATION, models=models_run(models, static_baseline), notes=notes)
 statuses = pd.Series([finding.status for finding in findings]).value_counts()
 print(", ".join(f"{statuses.get(status, 0)} {status}" for status in STATUSES))
 
 # %%
-pd.DataFrame([vars(finding) for finding in findings]).drop(columns="rule")
+findings_table(findings).drop(columns="rule")
 
 # %% [markdown]
 # ## Closing note: the headline numbers

@@ -21,7 +21,9 @@ from isolib.metrics import (
     lid_mle,
     mev,
     mev_baseline,
+    neighbours,
     partition_isotropy,
+    random_subset_per_group,
     s_inter,
     s_intra,
     select_kmeans,
@@ -214,6 +216,22 @@ def test_s_intra_matches_the_pair_loop_and_skips_single_instances(occurrences):
     assert -1 <= capped <= 1
 
 
+def test_random_subset_per_group_caps_every_group_and_is_reproducible():
+    # Groups 7, 3, 5 and 9 have 5, 3, 2 and 1 rows.
+    codes = np.array([7, 3, 7, 5, 3, 7, 9, 7, 5, 3, 7])
+    kept = random_subset_per_group(codes, 2, np.random.default_rng(0))
+    assert np.array_equal(kept, np.unique(kept))  # ascending row indices, no repeats
+    assert dict(zip(*np.unique(codes[kept], return_counts=True))) == {3: 2, 5: 2, 7: 2, 9: 1}
+    assert {3, 6, 8} <= set(kept.tolist())  # groups 5 and 9, within the cap, are kept whole
+    # Groups no larger than the cap are kept whole; None keeps every row.
+    assert random_subset_per_group(codes, 5, np.random.default_rng(0)).tolist() == list(range(11))
+    assert random_subset_per_group(codes, None, np.random.default_rng(0)).tolist() == list(range(11))
+    # The same seed draws the same rows; over seeds, every row of a capped group gets drawn.
+    assert np.array_equal(kept, random_subset_per_group(codes, 2, np.random.default_rng(0)))
+    drawn = np.concatenate([random_subset_per_group(codes, 1, np.random.default_rng(seed)) for seed in range(100)])
+    assert set(drawn) == set(range(11))
+
+
 def test_variance_measures_match_svd_and_sklearn_pca():
     X = gaussian(n=50, dim=8) * np.arange(1, 9) + 3
     singular = np.linalg.svd(X, compute_uv=False)
@@ -310,11 +328,11 @@ def test_lid_removes_duplicates_and_handles_query_subsets():
 def test_distinct_rows_survive_hash_collisions_and_signed_zeros(monkeypatch):
     X = np.array([[1.0, 0.0], [2.0, 1.0], [1.0, -0.0], [3.0, 3.0], [2.0, 1.0], [5.0, 5.0]])
     expected_first, expected_position = [0, 1, 3, 5], [0, 1, 0, 2, 1, 3]
-    first, position = metrics._first_distinct_rows(X)
+    first, position = neighbours._first_distinct_rows(X)
     assert first.tolist() == expected_first and position.tolist() == expected_position
     # Every row colliding on one hash: the exact comparison still separates them.
-    monkeypatch.setattr(metrics, "_row_hashes", lambda points, rows, seed: np.zeros(len(rows), dtype=np.uint64))
-    first, position = metrics._first_distinct_rows(X)
+    monkeypatch.setattr(neighbours, "_row_hashes", lambda points, rows, seed: np.zeros(len(rows), dtype=np.uint64))
+    first, position = neighbours._first_distinct_rows(X)
     assert first.tolist() == expected_first and position.tolist() == expected_position
 
 
@@ -573,7 +591,7 @@ def real_layers(minilm, smollm2, tmp_path_factory):
 
 
 def distinct(X):
-    return X[metrics._first_distinct_rows(X)[0]]
+    return X[neighbours._first_distinct_rows(X)[0]]
 
 
 @pytest.mark.parametrize("layer", REAL_LAYERS, ids=lambda layer: f"{layer[0]}-{layer[1]}")

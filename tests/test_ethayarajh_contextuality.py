@@ -1,4 +1,4 @@
-"""Tests of isolib.contextuality: the occurrence index, the per-layer measures, PC static vectors, findings."""
+"""Tests of isolib.studies.ethayarajh_contextuality: occurrences, per-layer measures, PC static vectors, findings."""
 
 import os
 
@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 import scipy.linalg
 
-from isolib import contextuality, datasets
-from isolib.contextuality import (
-    Finding,
+from isolib import datasets
+from isolib.studies import ethayarajh_contextuality as contextuality
+from isolib.studies.ethayarajh_contextuality import (
     assess_findings,
     corpus_sentences,
     first_principal_direction,
@@ -21,9 +21,9 @@ from isolib.contextuality import (
     restricted_to,
     unit_text,
     word_benchmarks,
-    write_results,
 )
 from isolib.evaluation import WordVectors
+from isolib.findings import STATUSES
 
 needs_data = pytest.mark.skipif(
     "ISOLIB_DATA_DIR" not in os.environ and not any(datasets.data_dir().glob("*/*")),
@@ -305,7 +305,7 @@ def per_layer_table(model, baseline, self_adjusted, intra_adjusted, mev_adjusted
     })
 
 
-def test_assess_findings_applies_the_stated_rules(tmp_path):
+def test_assess_findings_applies_the_stated_rules():
     per_layer = pd.concat([
         # A BERT-like model: anisotropy grows, self-similarity falls, intra-similarity falls but stays > 0.
         per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4], [0.9, 0.7, 0.5, 0.3], [0.4, 0.3, 0.2, 0.1], [0.01] * 4),
@@ -325,21 +325,10 @@ def test_assess_findings_applies_the_stated_rules(tmp_path):
                    "random words", "minilm")].status == "reproduced"
     assert by_key["GPT-2: same-sentence words no more similar than random words", "gpt2"].status == "reproduced"
     assert by_key["Less than 5% of a word's variance is explained by a static embedding", "minilm"].status == "reproduced"
+    assert by_key["Anisotropy in every non-input layer", "minilm"].headline
     # Reference numbers: comparable on the paper's own model only.
     assert by_key["average cosine between random words, GPT-2 L12", "gpt2"].status == "reproduced"
     assert by_key["average cosine between random words, GPT-2 L2-9", "gpt2"].status == "reproduced"
     assert by_key["average cosine between random words, BERT L0", "minilm"].status == "not comparable"
     assert by_key["average cosine between random words, ELMo L0", "-"].status == "not comparable"
-    assert all(f.status in contextuality.STATUSES and f.rule for f in findings)
-
-    path = write_results(findings, tmp_path / "out" / "RESULTS.md", title="Test", notes=["A note."])
-    text = path.read_text()
-    assert text.startswith("# Test\n\nA note.\n")
-    assert sum(line.startswith("| ") for line in text.splitlines()) == len(findings) + 1  # header + one per finding
-    counts = pd.Series([f.status for f in findings]).value_counts()
-    assert f"**Summary:** {counts['reproduced']} reproduced, {counts['not reproduced']} not reproduced" in text
-
-
-def test_finding_rejects_an_unknown_status():
-    with pytest.raises(ValueError, match="status must be"):
-        Finding("claim", "paper", "model", "ours", "maybe", "rule")
+    assert all(f.status in STATUSES and f.rule for f in findings)

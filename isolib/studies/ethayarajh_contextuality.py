@@ -9,8 +9,8 @@ units of analysis and computes, layer by layer, its measures with :mod:`isolib.m
   adjusted for anisotropy, and the share of words whose raw MEV is below the baseline;
 * :func:`pc_static_vectors` -- a static vector per word from the first principal component of its
   occurrences (the paper's Table 1), scored by :func:`word_benchmarks`;
-* :func:`assess_findings` / :func:`write_results` -- the paper's findings beside ours, with a
-  status decided by stated rules, written to ``RESULTS.md``.
+* :func:`assess_findings` -- the paper's findings beside ours, declared with the rules of
+  :mod:`isolib.findings`, which decides their status and writes ``RESULTS.md``.
 
 Occurrences: the rules
 ----------------------
@@ -51,28 +51,38 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import scipy.linalg
-from scipy import stats
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from isolib import datasets
 from isolib._blas import one_blas_thread
 from isolib._checks import as_points, rng
 from isolib.evaluation import WordVectors, analogy_accuracy, categorization_purity, word_similarity
+from isolib.findings import (
+    Finding,
+    PaperModel,
+    Verdict,
+    all_of,
+    compare_reference,
+    declare,
+    not_comparable,
+    sign,
+    spearman,
+    threshold,
+    trend,
+)
 from isolib.metrics import (
-    _random_subset_per_group,
     anisotropy_baseline,
     intra_similarity,
     mev,
     mev_baseline,
+    random_subset_per_group,
     self_similarity,
 )
 from isolib.models import resolve_layers
-from isolib.plotting import markdown_table
 
 __all__ = [
     "UNITS",
@@ -94,11 +104,11 @@ __all__ = [
     "BENCHMARKS",
     "word_benchmarks",
     "static_embedding_table",
-    "STATUSES",
-    "Finding",
+    "CITATION",
+    "PAPER_MODELS",
     "counterpart",
+    "models_run",
     "assess_findings",
-    "write_results",
 ]
 
 UNITS = ("token", "word")
@@ -315,7 +325,7 @@ def _word_blocks(index: OccurrenceIndex, vectors: np.ndarray, max_occurrences: i
     kept = index.occurrences.kept.to_numpy()
     codes = pd.Categorical(index.occurrences.word[kept], categories=index.words).codes
     rows = np.flatnonzero(kept)
-    chosen = _random_subset_per_group(codes, max_occurrences, rng(random_state))
+    chosen = random_subset_per_group(codes, max_occurrences, rng(random_state))
     chosen = chosen[np.argsort(codes[chosen], kind="stable")]
     bounds = np.searchsorted(codes[chosen], np.arange(len(index.words) + 1))
     for code, word in enumerate(index.words):
@@ -659,8 +669,13 @@ def static_embedding_table(embeddings, index: OccurrenceIndex, layers: Sequence[
     return table[["model", "embedding", "layer", *tables[0].columns.drop(["embedding", "layer"])]]
 
 
-# --------------------------------------------------------------------------- findings and RESULTS.md
+# --------------------------------------------------------------------------- findings
 
+CITATION = ("Kawin Ethayarajh (2019), *How Contextual are Contextualized Word Representations? Comparing the "
+            "Geometry of BERT, ELMo, and GPT-2 Embeddings*, EMNLP-IJCNLP 2019, pp. 55-65; and the course slides "
+            "*BERT Visualization* (Xueren Ge and Haibei Zhu)")
+PAPER_MODELS = (PaperModel("bert-base-cased", "BERT", 13), PaperModel("gpt2", "GPT-2", 13),
+                PaperModel("elmo", "ELMo", 3))
 # The authors' committed statistics (REFERENCE.md, "01 - Ethayarajh"): measure -> layer -> value,
 # or (low, high) for a value given as a range over several layers.
 PAPER_REFERENCE: dict[str, dict[str, dict]] = {
@@ -679,45 +694,11 @@ PAPER_REFERENCE: dict[str, dict[str, dict]] = {
         "intra_similarity": {2: 0.621},
     },
 }
-_PAPER_N_LAYERS = {"bert-base-cased": 13, "gpt2": 13, "elmo": 3}
-_PAPER_NAMES = {"bert-base-cased": "BERT", "gpt2": "GPT-2", "elmo": "ELMo"}
 _MEASURE_NAMES = {"baseline_cosine": "average cosine between random words",
                   "self_similarity": "mean raw self-similarity",
                   "intra_similarity": "mean raw intra-sentence similarity"}
 # The nearest offline model of the same kind (README, "Models"): encoders for BERT, the decoder for GPT-2.
 STAND_INS = {"minilm": "bert-base-cased", "mpnet": "bert-base-cased", "smollm2": "gpt2"}
-STATUSES = ("reproduced", "not reproduced", "not comparable")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One line of ``RESULTS.md``: a finding or number of the paper beside this run's.
-
-    Attributes
-    ----------
-    finding : str
-        The paper's claim or measure.
-    paper : str
-        What the paper reports.
-    model : str
-        The model of this run it is compared with ("-" if none).
-    ours : str
-        What this run finds.
-    status : {"reproduced", "not reproduced", "not comparable"}
-    rule : str
-        How the status was decided.
-    """
-
-    finding: str
-    paper: str
-    model: str
-    ours: str
-    status: str
-    rule: str
-
-    def __post_init__(self):
-        if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}.")
 
 
 def counterpart(model: str) -> str | None:
@@ -725,58 +706,144 @@ def counterpart(model: str) -> str | None:
     return model if model in PAPER_REFERENCE else STAND_INS.get(model)
 
 
-def _trend(layers, values) -> float:
-    """Spearman's rho of values against layer; NaN with fewer than 3 layers or constant values."""
-    layers, values = np.asarray(layers, dtype=float), np.asarray(values, dtype=float)
-    if len(layers) < 3 or np.ptp(values) == 0:
-        return np.nan
-    return float(stats.spearmanr(layers, values).statistic)
+def models_run(models: Sequence[str], static_name: str) -> str:
+    """The ``Models`` line of ``RESULTS.md``: each model and the paper model it stands in for."""
+    labels = {paper.name: paper.label for paper in PAPER_MODELS}
+    described = [name if counterpart(name) in (name, None) else f"{name} (for {labels[counterpart(name)]})"
+                 for name in models]
+    return ", ".join(described) + f"; static baseline {static_name}; ELMo is not run."
 
 
-def _status(passed) -> str:
-    if passed is None or (isinstance(passed, float) and np.isnan(passed)):
-        return "not comparable"
-    return "reproduced" if passed else "not reproduced"
+def _model_findings(model: str, table: pd.DataFrame, lowest: pd.DataFrame, per_word: pd.DataFrame,
+                    table1: pd.DataFrame | None, example_words, n_lowest: int) -> list[Finding]:
+    """The paper's qualitative findings on one model (see :func:`assess_findings`)."""
+    upper = table[table.index > 0]
+    paper_model = counterpart(model)
+    intra = table.intra_similarity_adjusted
+    shares = lowest[(lowest.model == model) & (lowest.layer > 0)].stopword_share
+    findings = [
+        declare("Anisotropy in every non-input layer",
+                "average cosine between random words well above 0 in every non-input layer of BERT, GPT-2 and ELMo",
+                model, f"lowest {upper.baseline_cosine.min():.3f} (L{upper.baseline_cosine.idxmin()})",
+                threshold(upper.baseline_cosine, above=0.1),
+                "reproduced if the average cosine exceeds 0.1 in every non-input layer.", headline=True),
+        declare("Anisotropy grows with depth", "higher layers more anisotropic (BERT 0.17 at L1 to 0.68 at L11)",
+                model, f"Spearman {spearman(upper.index, upper.baseline_cosine):.2f} (layer vs average cosine)",
+                trend(upper.baseline_cosine, rising=True),
+                "reproduced if Spearman's rho of the average cosine against the layer exceeds 0.5 over "
+                "non-input layers."),
+        declare("Self-similarity falls with depth", "upper layers more context-specific in all three models", model,
+                f"Spearman {spearman(table.index, table.self_similarity_adjusted):.2f} "
+                "(layer vs adjusted self-similarity)",
+                trend(table.self_similarity_adjusted, rising=False),
+                "reproduced if Spearman's rho of the adjusted self-similarity against the layer is below -0.5.",
+                headline=True),
+        declare("Stopwords have the lowest self-similarity", "e.g. ELMo's lowest: and, of, 's, the, to", model,
+                f"median stopword share {shares.median():.2f} among the {n_lowest} lowest",
+                threshold(shares.median(), above=0.5, inclusive=True),
+                f"reproduced if, in the median non-input layer, at least half of the {n_lowest} words of lowest "
+                "self-similarity are stopwords (scikit-learn's English list)."),
+    ]
+    if paper_model == "bert-base-cased":
+        rho = spearman(upper.index, upper.intra_similarity_adjusted)
+        findings.append(declare(
+            "BERT: same-sentence words grow apart in upper layers but stay more similar than random words",
+            "adjusted intra-sentence similarity > 0 in every layer; lower in upper layers", model,
+            f"min adjusted {intra.min():.3f}; Spearman {rho:.2f} over non-input layers",
+            all_of(threshold(intra, above=0.0), trend(upper.intra_similarity_adjusted, rising=False, min_rho=0.0)),
+            "reproduced if the adjusted intra-sentence similarity is above 0 in every layer and falls "
+            "with depth (Spearman's rho < 0) over non-input layers."))
+    elif paper_model == "gpt2":
+        near_zero = float((upper.intra_similarity_adjusted.abs() < 0.05).mean())
+        findings.append(declare(
+            "GPT-2: same-sentence words no more similar than random words",
+            "adjusted intra-sentence similarity near 0 in most layers, highest in the input layer", model,
+            f"|adjusted| < 0.05 in {near_zero:.0%} of non-input layers; highest at L{intra.idxmax()}",
+            all_of(threshold(near_zero, above=0.5, inclusive=True),
+                   threshold(intra.iloc[0] - intra.iloc[1:].max(), above=0.0, inclusive=True)),
+            "reproduced if |adjusted intra-sentence similarity| < 0.05 in at least half of the non-input "
+            "layers and its maximum is at the input layer."))
+
+    findings += [
+        declare("Less than 5% of a word's variance is explained by a static embedding",
+                "mean adjusted MEV < 0.05 in every layer", model,
+                f"max mean adjusted MEV {upper.mev_adjusted.max():.3f} uncentred, "
+                f"{upper.mev_centred_adjusted.max():.3f} centred",
+                threshold(upper.mev_adjusted, below=0.05),
+                "reproduced if the mean adjusted (uncentred, the paper's formula) MEV is below 0.05 in every "
+                "non-input layer.", headline=True),
+        declare("Many words have a raw MEV below the anisotropy baseline", "many words (no number given)", model,
+                f"at most {upper.mev_below_baseline.max():.1%} of words (L{upper.mev_below_baseline.idxmax()})",
+                threshold(upper.mev_below_baseline.max(), above=0.1, inclusive=True),
+                "reproduced if at least 10% of words have a raw MEV below the MEV baseline in some non-input layer."),
+    ]
+    if paper_model == "bert-base-cased":
+        findings.append(declare(
+            "BERT: raw MEV below 5% in every layer", "mean raw MEV < 0.05", model,
+            f"max mean raw MEV {upper.mev.max():.3f} uncentred, {upper.mev_centred.max():.3f} centred",
+            threshold(upper.mev, below=0.05),
+            "reproduced if the mean raw (uncentred) MEV is below 0.05 in every non-input layer."))
+    elif paper_model == "gpt2":
+        middle = upper.mev.iloc[1:-1]
+        findings.append(declare(
+            "GPT-2: raw MEV about 30% in layers 2-11", "mean raw MEV about 0.30", model,
+            f"{middle.mean():.3f} (mean over the inner non-input layers)",
+            threshold(middle.mean(), above=0.15, below=0.45, inclusive=True),
+            "reproduced if the mean raw (uncentred) MEV over the non-input layers but the first and last "
+            "lies between 0.15 and 0.45."))
+    if paper_model == "bert-base-cased" and len(table) >= 3:
+        top, below = table.iloc[-1], table.iloc[-2]
+        self_up = top.self_similarity_adjusted - below.self_similarity_adjusted
+        intra_up = top.intra_similarity_adjusted - below.intra_similarity_adjusted
+        findings.append(declare(
+            "Slides: self- and intra-sentence similarity rise again at BERT's last layer",
+            "both go up at layer 12 (SNLI)", model,
+            f"last minus previous layer: self {self_up:+.3f}, intra {intra_up:+.3f}",
+            all_of(sign(self_up), sign(intra_up)),
+            "reproduced if both adjusted measures are higher in the last layer than in the one below."))
+
+    if example_words is not None:
+        findings.append(_example_words_finding(model, per_word, example_words))
+    if table1 is not None and table1[table1.model == model].layer.notna().any():
+        findings += _table1_findings(model, table1[table1.model == model])
+    return findings
 
 
-def _reference_rows(per_layer: pd.DataFrame, tolerance: float) -> list[Finding]:
-    """The paper's reference numbers beside the same layer (same model) or the same relative depth (stand-in)."""
-    findings = []
-    models = list(pd.unique(per_layer.model))
-    for paper_model, measures in PAPER_REFERENCE.items():
-        paper_name, paper_last = _PAPER_NAMES[paper_model], _PAPER_N_LAYERS[paper_model] - 1
-        compared = [m for m in models if counterpart(m) == paper_model]
-        for measure, values in measures.items():
-            for layers, reference in values.items():
-                low, high = layers if isinstance(layers, tuple) else (layers, layers)
-                expected = f"{reference[0]:.2f}-{reference[1]:.2f}" if isinstance(reference, tuple) else f"{reference:.3f}"
-                label = f"L{low}" if low == high else f"L{low}-{high}"
-                finding = f"{_MEASURE_NAMES[measure]}, {paper_name} {label}"
-                if not compared:
-                    findings.append(Finding(finding, expected, "-", "-", "not comparable",
-                                            f"{paper_name} is not run in this profile."))
-                for model in compared:
-                    table = per_layer[per_layer.model == model].set_index("layer")
-                    last = int(table.n_layers.iloc[0]) - 1
-                    if model == paper_model:
-                        chosen = table.loc[low:high]
-                    else:  # the stored layers at the same relative depth
-                        depth = table.index.to_numpy() / last
-                        near = [table.index[np.argmin(np.abs(depth - layer / paper_last))] for layer in (low, high)]
-                        chosen = table.loc[near[0]:near[1]]
-                    ours_values = chosen[measure]
-                    where = (f"L{chosen.index[0]}" if len(chosen) == 1
-                             else f"L{chosen.index[0]}-{chosen.index[-1]}")
-                    ours = (f"{ours_values.iloc[0]:.3f} ({where})" if len(chosen) == 1
-                            else f"{ours_values.min():.2f}-{ours_values.max():.2f} ({where})")
-                    if model != paper_model:
-                        findings.append(Finding(finding, expected, model, ours, "not comparable",
-                                                f"{model} stands in for {paper_name}; shown at the same relative depth."))
-                        continue
-                    bounds = reference if isinstance(reference, tuple) else (reference, reference)
-                    inside = ((ours_values >= bounds[0] - tolerance) & (ours_values <= bounds[1] + tolerance)).all()
-                    findings.append(Finding(finding, expected, model, ours, _status(bool(inside)),
-                                            f"reproduced if within {tolerance} of the paper's value."))
+def _example_words_finding(model: str, per_word: pd.DataFrame, example_words: tuple[str, str]) -> Finding:
+    claim, paper = "Slides: a concrete noun's MEV stays high, a frequent verb's is lower", "beverage near 1; go and school lower"
+    noun, verb = example_words
+    words = per_word[(per_word.model == model) & (per_word.layer > 0)].pivot(index="layer", columns="word", values="mev")
+    if noun not in words or verb not in words:
+        return not_comparable(claim, paper, "not comparable when either word is not analysed.", model=model,
+                              ours=f"{noun} or {verb} below min_contexts")
+    wins = float((words[noun] > words[verb]).mean())
+    return declare(claim, paper, model, f"{noun} above {verb} in {wins:.0%} of non-input layers "
+                   f"(mean {words[noun].mean():.2f} vs {words[verb].mean():.2f})",
+                   threshold(wins, above=0.5), "reproduced if the noun's raw MEV exceeds the verb's in most non-input layers.")
+
+
+def _table1_findings(model: str, rows: pd.DataFrame) -> list[Finding]:
+    """Table 1 findings on one model: best layer against the static embedding, lower against upper layers."""
+    scores = rows.pivot_table(index="embedding", columns="benchmark", values="score", dropna=False, sort=False)
+    layers = rows.dropna(subset=["layer"]).groupby("embedding", sort=False).layer.first()
+    static = scores.loc[[name for name in scores.index if name not in layers.index]].iloc[0]
+    best = scores.loc[layers.index].mean(axis=1).idxmax()
+    compared = scores.loc[best].notna() & static.notna()
+    wins = int((scores.loc[best][compared] > static[compared]).sum())
+    findings = [declare(
+        "Table 1: PC static embeddings beat GloVe on most benchmarks",
+        "BERT layer 1 best; most layers beat GloVe and FastText", model,
+        f"{best} beats {static.name} in {wins} of {int(compared.sum())} benchmarks",
+        threshold(wins - compared.sum() / 2, above=0.0, inclusive=True) if compared.any() else Verdict.undecided(),
+        "reproduced if the best layer (mean score) beats the static embedding restricted to the same "
+        "words on at least half of the benchmarks both can score.")]
+    non_input = layers[layers > 0]
+    if len(non_input) >= 2:
+        low, high = scores.loc[non_input.index[0]].mean(), scores.loc[non_input.index[-1]].mean()
+        findings.append(declare(
+            "Table 1: lower layers give better PC static embeddings than upper layers", "layers 1-2 beat layers 11-12",
+            model, f"mean score {non_input.index[0]} {low:.3f} vs {non_input.index[-1]} {high:.3f}", sign(low - high),
+            "reproduced if the lowest non-input layer scored has a higher mean score than the last."))
     return findings
 
 
@@ -785,11 +852,11 @@ def assess_findings(per_layer: pd.DataFrame, per_word: pd.DataFrame, table1: pd.
                     tolerance: float = 0.05) -> list[Finding]:
     """Decide, finding by finding, whether this run reproduces Ethayarajh (2019).
 
-    Every status follows a rule stated in the returned :class:`Finding` (and below). A qualitative
-    finding about BERT (or GPT-2) is tested on the models that stand in for it
+    Every status follows a rule stated in the returned :class:`~isolib.findings.Finding`. A
+    qualitative finding about BERT (or GPT-2) is tested on the models that stand in for it
     (:data:`STAND_INS`); a reference number is compared only on the paper's own model (within
-    ``tolerance``) and otherwise shown at the same relative depth as "not comparable". "Non-input
-    layers" are all stored layers but layer 0.
+    ``tolerance``) and otherwise shown at the same relative depth as "not comparable"
+    (:func:`isolib.findings.compare_reference`). "Non-input layers" are all stored layers but layer 0.
 
     Parameters
     ----------
@@ -808,166 +875,25 @@ def assess_findings(per_layer: pd.DataFrame, per_word: pd.DataFrame, table1: pd.
     -------
     list of Finding
     """
-    findings = []
-
-    def add(finding, paper, model, ours, passed, rule):
-        findings.append(Finding(finding, paper, model, ours, _status(passed), rule))
-
     lowest = lowest_self_similarity(per_word, n_words=n_lowest)
+    findings = []
     for model, table in per_layer.groupby("model", sort=False):
-        table = table.set_index("layer").sort_index()
-        upper = table[table.index > 0]
-        paper_model = counterpart(model)
-
-        weakest = upper.baseline_cosine.idxmin()
-        add("Anisotropy in every non-input layer", "average cosine between random words well above 0 "
-            "in every non-input layer of BERT, GPT-2 and ELMo", model,
-            f"lowest {upper.baseline_cosine.min():.3f} (L{weakest})", upper.baseline_cosine.min() > 0.1,
-            "reproduced if the average cosine exceeds 0.1 in every non-input layer.")
-        rho = _trend(upper.index, upper.baseline_cosine)
-        add("Anisotropy grows with depth", "higher layers more anisotropic (BERT 0.17 at L1 to 0.68 at L11)",
-            model, f"Spearman {rho:.2f} (layer vs average cosine)", rho > 0.5 if not np.isnan(rho) else None,
-            "reproduced if Spearman's rho of the average cosine against the layer exceeds 0.5 over non-input layers.")
-        rho = _trend(table.index, table.self_similarity_adjusted)
-        add("Self-similarity falls with depth", "upper layers more context-specific in all three models", model,
-            f"Spearman {rho:.2f} (layer vs adjusted self-similarity)", rho < -0.5 if not np.isnan(rho) else None,
-            "reproduced if Spearman's rho of the adjusted self-similarity against the layer is below -0.5.")
-        shares = lowest[(lowest.model == model) & (lowest.layer > 0)].stopword_share
-        add("Stopwords have the lowest self-similarity", "e.g. ELMo's lowest: and, of, 's, the, to", model,
-            f"median stopword share {shares.median():.2f} among the {n_lowest} lowest",
-            shares.median() >= 0.5 if len(shares) else None,
-            f"reproduced if, in the median non-input layer, at least half of the {n_lowest} words of lowest "
-            "self-similarity are stopwords (scikit-learn's English list).")
-
-        intra = table.intra_similarity_adjusted
-        if paper_model == "bert-base-cased":
-            rho = _trend(upper.index, upper.intra_similarity_adjusted)
-            add("BERT: same-sentence words grow apart in upper layers but stay more similar than random words",
-                "adjusted intra-sentence similarity > 0 in every layer; lower in upper layers", model,
-                f"min adjusted {intra.min():.3f}; Spearman {rho:.2f} over non-input layers",
-                bool(intra.min() > 0 and rho < 0) if not np.isnan(rho) else None,
-                "reproduced if the adjusted intra-sentence similarity is above 0 in every layer and falls "
-                "with depth (Spearman's rho < 0) over non-input layers.")
-        elif paper_model == "gpt2":
-            near_zero = float((upper.intra_similarity_adjusted.abs() < 0.05).mean())
-            add("GPT-2: same-sentence words no more similar than random words",
-                "adjusted intra-sentence similarity near 0 in most layers, highest in the input layer", model,
-                f"|adjusted| < 0.05 in {near_zero:.0%} of non-input layers; highest at L{intra.idxmax()}",
-                near_zero >= 0.5 and intra.idxmax() == table.index[0],
-                "reproduced if |adjusted intra-sentence similarity| < 0.05 in at least half of the non-input "
-                "layers and its maximum is at the input layer.")
-
-        worst = upper.mev_adjusted.max()
-        add("Less than 5% of a word's variance is explained by a static embedding",
-            "mean adjusted MEV < 0.05 in every layer", model,
-            f"max mean adjusted MEV {worst:.3f} uncentred, {upper.mev_centred_adjusted.max():.3f} centred",
-            worst < 0.05, "reproduced if the mean adjusted (uncentred, the paper's formula) MEV is below "
-            "0.05 in every non-input layer.")
-        share = upper.mev_below_baseline.max()
-        add("Many words have a raw MEV below the anisotropy baseline", "many words (no number given)", model,
-            f"at most {share:.1%} of words (L{upper.mev_below_baseline.idxmax()})", share >= 0.1,
-            "reproduced if at least 10% of words have a raw MEV below the MEV baseline in some non-input layer.")
-        if paper_model == "bert-base-cased":
-            add("BERT: raw MEV below 5% in every layer", "mean raw MEV < 0.05", model,
-                f"max mean raw MEV {upper.mev.max():.3f} uncentred, {upper.mev_centred.max():.3f} centred",
-                upper.mev.max() < 0.05, "reproduced if the mean raw (uncentred) MEV is below 0.05 in every "
-                "non-input layer.")
-        elif paper_model == "gpt2":
-            middle = upper.mev.iloc[1:-1]
-            add("GPT-2: raw MEV about 30% in layers 2-11", "mean raw MEV about 0.30", model,
-                f"{middle.mean():.3f} (mean over the inner non-input layers)", 0.15 <= middle.mean() <= 0.45,
-                "reproduced if the mean raw (uncentred) MEV over the non-input layers but the first and last "
-                "lies between 0.15 and 0.45.")
-        if paper_model == "bert-base-cased" and len(table) >= 3:
-            top, below = table.iloc[-1], table.iloc[-2]
-            self_up = top.self_similarity_adjusted - below.self_similarity_adjusted
-            intra_up = top.intra_similarity_adjusted - below.intra_similarity_adjusted
-            add("Slides: self- and intra-sentence similarity rise again at BERT's last layer",
-                "both go up at layer 12 (SNLI)", model,
-                f"last minus previous layer: self {self_up:+.3f}, intra {intra_up:+.3f}",
-                bool(self_up > 0 and intra_up > 0),
-                "reproduced if both adjusted measures are higher in the last layer than in the one below.")
-
-        if example_words is not None:
-            noun, verb = example_words
-            words = per_word[(per_word.model == model) & (per_word.layer > 0)].pivot(
-                index="layer", columns="word", values="mev")
-            if noun in words and verb in words:
-                wins = float((words[noun] > words[verb]).mean())
-                add("Slides: a concrete noun's MEV stays high, a frequent verb's is lower",
-                    "beverage near 1; go and school lower", model,
-                    f"{noun} above {verb} in {wins:.0%} of non-input layers "
-                    f"(mean {words[noun].mean():.2f} vs {words[verb].mean():.2f})", wins > 0.5,
-                    "reproduced if the noun's raw MEV exceeds the verb's in most non-input layers.")
-            else:
-                add("Slides: a concrete noun's MEV stays high, a frequent verb's is lower",
-                    "beverage near 1; go and school lower", model, f"{noun} or {verb} below min_contexts", None,
-                    "not comparable when either word is not analysed.")
-
-        rows = table1[table1.model == model] if table1 is not None else pd.DataFrame(columns=["layer"])
-        if rows.layer.notna().any():
-            scores = rows.pivot_table(index="embedding", columns="benchmark", values="score", dropna=False, sort=False)
-            layers = rows.dropna(subset=["layer"]).groupby("embedding", sort=False).layer.first()
-            static = scores.loc[[name for name in scores.index if name not in layers.index]].iloc[0]
-            best = scores.loc[layers.index].mean(axis=1).idxmax()
-            compared = scores.loc[best].notna() & static.notna()
-            wins = int((scores.loc[best][compared] > static[compared]).sum())
-            add("Table 1: PC static embeddings beat GloVe on most benchmarks",
-                "BERT layer 1 best; most layers beat GloVe and FastText", model,
-                f"{best} beats {static.name} in {wins} of {int(compared.sum())} benchmarks",
-                wins >= compared.sum() / 2 if compared.any() else None,
-                "reproduced if the best layer (mean score) beats the static embedding restricted to the same "
-                "words on at least half of the benchmarks both can score.")
-            non_input = layers[layers > 0]
-            if len(non_input) >= 2:
-                low, high = scores.loc[non_input.index[0]].mean(), scores.loc[non_input.index[-1]].mean()
-                add("Table 1: lower layers give better PC static embeddings than upper layers",
-                    "layers 1-2 beat layers 11-12", model,
-                    f"mean score {non_input.index[0]} {low:.3f} vs {non_input.index[-1]} {high:.3f}", low > high,
-                    "reproduced if the lowest non-input layer scored has a higher mean score than the last.")
-
+        findings += _model_findings(model, table.set_index("layer").sort_index(), lowest, per_word, table1,
+                                    example_words, n_lowest)
     if table1 is not None:
         best = table1.dropna(subset=["layer"]).groupby(["model", "embedding"]).score.mean().groupby("model").max()
         decoders = [m for m in best.index if counterpart(m) == "gpt2"]
         encoders = [m for m in best.index if counterpart(m) == "bert-base-cased"]
         if decoders and encoders:
-            passed = all(best[d] < best[e] for d in decoders for e in encoders)
-            add("Table 1: GPT-2's PC static embeddings are worse than BERT's", "clearly worse on every benchmark",
+            findings.append(declare(
+                "Table 1: GPT-2's PC static embeddings are worse than BERT's", "clearly worse on every benchmark",
                 ", ".join(decoders + encoders),
-                "; ".join(f"{m} {best[m]:.3f}" for m in decoders + encoders) + " (best layer, mean score)", passed,
+                "; ".join(f"{m} {best[m]:.3f}" for m in decoders + encoders) + " (best layer, mean score)",
+                sign(best[encoders].min() - best[decoders].max()),
                 "reproduced if every decoder's best layer has a lower mean score than every encoder's best layer "
-                "(vocabularies differ between models, so coverage differs too).")
-
-    findings += _reference_rows(per_layer, tolerance)
-    for claim in ("ELMo: same-sentence words grow more similar in upper layers",):
-        add(claim, "adjusted intra-sentence similarity rises with depth", "-", "-", None, "ELMo is not run.")
+                "(vocabularies differ between models, so coverage differs too)."))
+    findings += compare_reference(per_layer, PAPER_REFERENCE, PAPER_MODELS, counterpart, _MEASURE_NAMES,
+                                  tolerance=tolerance)
+    findings.append(not_comparable("ELMo: same-sentence words grow more similar in upper layers",
+                                   "adjusted intra-sentence similarity rises with depth", "ELMo is not run."))
     return findings
-
-
-def write_results(findings: Sequence[Finding], path: str | Path, *, title: str, notes: Sequence[str] = ()) -> Path:
-    """Write ``RESULTS.md``: the findings as one Markdown table, then the count per status.
-
-    Parameters
-    ----------
-    findings : sequence of Finding
-    path : str or Path
-        The file to write (its folder is created).
-    title : str
-        First heading.
-    notes : sequence of str
-        Paragraphs written under the title (what was run, wall time, memory ...).
-
-    Returns
-    -------
-    Path
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    table = pd.DataFrame([vars(finding) for finding in findings])
-    table.columns = ["finding", "paper", "model", "this run", "status", "rule"]
-    counts = table.status.value_counts().reindex(list(STATUSES), fill_value=0)
-    lines = [f"# {title}", "", *[line for note in notes for line in (note, "")],
-             "## Findings and reference numbers", "", markdown_table(table), "",
-             "**Summary:** " + ", ".join(f"{count} {status}" for status, count in counts.items()) + ".", ""]
-    path.write_text("\n".join(lines))
-    return path

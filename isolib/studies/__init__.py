@@ -1,0 +1,12 @@
+"""One module per study notebook, same name without the number: what only that study computes.
+
+=======================================  =============================================
+notebook                                 study module
+=======================================  =============================================
+``01_ethayarajh_contextuality``          :mod:`isolib.studies.ethayarajh_contextuality`
+=======================================  =============================================
+
+A study module declares its paper's findings with :mod:`isolib.findings` and builds on the
+library (:mod:`isolib.metrics`, :mod:`isolib.embed`, ...). The library never imports a study
+module, and no study module imports another (``tests/test_layout.py`` checks both).
+"""

@@ -1,0 +1,75 @@
+"""Meta tests of the layout: study modules beside notebooks, and the library independent of them."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from isolib import runner
+from isolib.findings import overview_text, read_results
+
+PACKAGE = runner.REPO_ROOT / "isolib"
+STUDIES = PACKAGE / "studies"
+# Notebooks that are not a study of a paper, so have no study module.
+NOT_STUDIES = {"00_quickstart"}
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module ``path`` imports (absolute names), at any depth of the file."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+LIBRARY_FILES = sorted(p for p in PACKAGE.rglob("*.py") if STUDIES not in p.parents)
+STUDY_FILES = sorted(p for p in STUDIES.glob("*.py") if p.name != "__init__.py")
+
+
+def test_there_is_a_library_and_a_study():
+    assert len(LIBRARY_FILES) > 10 and STUDY_FILES
+
+
+@pytest.mark.parametrize("path", LIBRARY_FILES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_the_library_never_imports_a_study(path):
+    studies = {name for name in imported_modules(path) if name == "isolib.studies" or name.startswith("isolib.studies.")}
+    assert not studies, f"{path.name} imports {studies}; the library must not depend on a study"
+
+
+@pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: p.stem)
+def test_no_study_imports_another(path):
+    others = {name for name in imported_modules(path)
+              if name.startswith("isolib.studies.") and not name.startswith(f"isolib.studies.{path.stem}")}
+    assert not others, f"{path.name} imports {others}; shared code belongs in the library"
+
+
+@pytest.mark.parametrize("name", sorted(set(runner.notebook_names()) - NOT_STUDIES))
+def test_every_study_notebook_has_its_study_module(name):
+    module = name.split("_", 1)[1]
+    assert (STUDIES / f"{module}.py").exists(), f"notebooks/{name}.py needs isolib/studies/{module}.py"
+    assert f"isolib.studies.{module}" in imported_modules(runner.NOTEBOOK_DIR / f"{name}.py")
+
+
+def test_every_study_module_has_its_notebook():
+    notebooks = {name.split("_", 1)[1] for name in runner.notebook_names()}
+    assert {path.stem for path in STUDY_FILES} <= notebooks
+
+
+def test_the_overview_is_generated_from_the_committed_results():
+    committed = runner.FIGURES_DIR / "README.md"
+    assert committed.exists(), "run `python -m isolib overview` to write figures/README.md"
+    text = committed.read_text()
+    assert text == overview_text(runner.FIGURES_DIR), "figures/README.md is stale: run `python -m isolib overview`"
+    pages = sorted(runner.FIGURES_DIR.glob("*/RESULTS.md"))
+    assert pages, "no committed RESULTS.md"
+    for page in pages:
+        rows = [line for line in page.read_text().splitlines() if line.startswith("| ")][1:]
+        counted = [sum(f"| {status} " in row for row in rows) for status in ("reproduced", "not reproduced",
+                                                                              "not comparable")]
+        assert sum(counted) == len(rows) == read_results(page).counts.sum()
+        folder = page.parent.name
+        assert f"| [{folder}](#{folder}) | " + " | ".join(map(str, counted)) in text
