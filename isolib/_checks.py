@@ -8,8 +8,19 @@ from __future__ import annotations
 
 import numbers
 import operator
+import sys
 
 import numpy as np
+
+
+def _is_scipy_sparse(X) -> bool:
+    """Whether ``X`` is a scipy sparse matrix or array, without importing scipy.
+
+    A sparse object can only exist once ``scipy.sparse`` has been imported, so
+    looking it up in ``sys.modules`` is exact and keeps this module light.
+    """
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(X)
 
 
 def as_points(X, *, name: str = "X", min_samples: int = 1, dtype=np.float64) -> np.ndarray:
@@ -28,9 +39,14 @@ def as_points(X, *, name: str = "X", min_samples: int = 1, dtype=np.float64) -> 
     Raises
     ------
     ValueError
-        If ``X`` is not 2-D, has fewer than ``min_samples`` rows, no columns,
-        or contains NaN or infinity.
+        If ``X`` is a scipy sparse matrix, is not 2-D, has fewer than
+        ``min_samples`` rows, no columns, or contains NaN or infinity.
     """
+    if _is_scipy_sparse(X):
+        # numpy would otherwise fail with "setting an array element with a sequence".
+        raise ValueError(
+            f"{name} is a scipy sparse matrix; pass a dense array ({name}.toarray()) of shape (n_samples, n_features)."
+        )
     arr = np.asarray(X, dtype=dtype)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features), got shape {arr.shape}.")

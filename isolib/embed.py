@@ -19,6 +19,27 @@ How extraction works
 * The cache key hashes everything that determines the result: the model's weights
   fingerprint, the texts, tokenizer options, layers, dtype and the cache format version.
 
+The first position
+------------------
+A decoder such as GPT-2 or SmolLM2 puts no start token before a sentence, so its first
+*word* becomes the attention sink: from the early layers on its hidden state has a norm tens
+to hundreds of times that of the other tokens (:func:`first_position_norm_ratio` measures it),
+and any statistic that mixes positions (a mean vector, a principal direction, a baseline of
+random occurrences) may measure that one position. ``embed(..., first_position=...)`` is the
+one place every study chooses how to treat it:
+
+``"keep"`` (default)
+    Every token as the tokenizer gives it: the papers' procedure (Ethayarajh's and Cai et al.'s
+    GPT-2 code fed sentences without a start token).
+``"start_token"``
+    Prepend the tokenizer's start token (``bos_token``: ``<|endoftext|>`` for GPT-2,
+    ``<|im_start|>`` for SmolLM2) where the sequence does not already begin with a special token,
+    so the sink is a special token (``is_special``) and statistics exclude it. An encoder's
+    sequence already starts with [CLS], so nothing changes there. A separate extraction.
+``"drop"``
+    The same extraction as ``"keep"``, with every position-0 row removed from the token table
+    and from every layer (for an encoder that is [CLS], already special).
+
 Cache layout: ``<ISOLIB_CACHE_DIR>/embeddings/<key>/`` holding ``meta.json``,
 ``tokens.parquet`` and one ``layer_NN.npy`` per layer, read memory-mapped one layer at a time.
 """
@@ -42,6 +63,7 @@ from isolib.errors import ModelError
 from isolib.models import LoadedModel, cache_root, fingerprint, load_model, resolve_layers
 
 CACHE_FORMAT = 1
+FIRST_POSITIONS = ("keep", "start_token", "drop")
 TOKEN_COLUMNS = ("sentence_id", "position", "token", "word_id", "word", "is_special")
 DTYPES = ("float32", "float16")
 
@@ -70,6 +92,10 @@ class Embeddings:
         Rows are ordered by ``sentence_id`` then ``position``.
     path : pathlib.Path
         The cache entry holding the arrays.
+    first_position : {"keep", "start_token", "drop"}
+        How the first position was treated (see the module docstring).
+    rows : ndarray of int or None
+        Rows of the cached arrays this object holds (None: all); set by ``first_position="drop"``.
     """
 
     model: str
@@ -78,6 +104,8 @@ class Embeddings:
     layers: tuple[int, ...]
     tokens: pd.DataFrame
     path: Path
+    first_position: str = "keep"
+    rows: np.ndarray | None = None
 
     @property
     def dim(self) -> int:
@@ -93,10 +121,38 @@ class Embeddings:
         (index,) = resolve_layers(layer, self.n_layers)
         if index not in self.layers:
             raise ModelError(f"Layer {layer} was not extracted; this object holds layers {list(self.layers)}.")
-        return np.load(self.path / f"layer_{index:02d}.npy", mmap_mode="r")
+        array = np.load(self.path / f"layer_{index:02d}.npy", mmap_mode="r")
+        # first_position="drop": the kept rows, read into memory (an (n_tokens, dim) copy).
+        return array if self.rows is None else array[self.rows]
 
 
-def cache_key(fingerprint_: str, texts: Sequence[str], *, layers, max_length: int, dtype: str) -> str:
+def first_position_norm_ratio(embeddings: Embeddings) -> pd.Series:
+    """Mean norm of the first non-special token of each sentence over that of the other non-special tokens.
+
+    The attention-sink diagnostic of a decoder (see the module docstring): about 1 when the first
+    word is like the others, tens to hundreds when it is the sink.
+
+    Parameters
+    ----------
+    embeddings : Embeddings
+
+    Returns
+    -------
+    pandas.Series of float, indexed by layer
+        NaN for a layer where no sentence has a second non-special token.
+    """
+    content = embeddings.tokens[~embeddings.tokens.is_special.to_numpy(bool)]
+    first = ~content.sentence_id.duplicated().to_numpy()
+    rows = content.index.to_numpy()
+    ratios = {}
+    for layer in embeddings.layers:
+        norms = np.linalg.norm(np.asarray(embeddings.layer(layer)[rows], dtype=np.float32), axis=1)
+        ratios[layer] = norms[first].mean() / norms[~first].mean() if (~first).any() else np.nan
+    return pd.Series(ratios, name="first_position_norm_ratio").rename_axis("layer")
+
+
+def cache_key(fingerprint_: str, texts: Sequence[str], *, layers, max_length: int, dtype: str,
+              start_token: bool = False) -> str:
     """Content hash identifying one extraction (see the module docstring)."""
     texts_digest = hashlib.sha256("\x1e".join(texts).encode("utf-8")).hexdigest()
     spec = {
@@ -107,6 +163,8 @@ def cache_key(fingerprint_: str, texts: Sequence[str], *, layers, max_length: in
         "max_length": max_length,
         "dtype": dtype,
     }
+    if start_token:  # only then, so that entries extracted before the option existed stay valid
+        spec["start_token"] = True
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -121,6 +179,7 @@ def embed(
     device: str = "cpu",
     shard_size: int = 2000,
     progress: bool | None = None,
+    first_position: str = "keep",
 ) -> Embeddings:
     """Extract (or read from the cache) per-layer token embeddings.
 
@@ -147,6 +206,9 @@ def embed(
     progress : bool or None
         Show a progress bar; None = only when interactive (a terminal or a Jupyter
         kernel), unless the environment variable ``ISOLIB_PROGRESS`` is ``0`` or ``1``.
+    first_position : {"keep", "start_token", "drop"}
+        How to treat the first position, the attention sink of a decoder (module docstring):
+        as the tokenizer gives it (the papers), behind a prepended start token, or dropped.
 
     Returns
     -------
@@ -160,28 +222,38 @@ def embed(
         raise ValueError(f"{len(empty)} sentences are empty or not strings (first at index {empty[0]}).")
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}.")
+    if first_position not in FIRST_POSITIONS:
+        raise ValueError(f"first_position must be one of {FIRST_POSITIONS}, got {first_position!r}.")
+    start_token = first_position == "start_token"
     name = model.name if isinstance(model, LoadedModel) else model
     weights = model.fingerprint if isinstance(model, LoadedModel) else fingerprint(model)
-    key = cache_key(weights, texts, layers=layers, max_length=max_length, dtype=dtype)
+    key = cache_key(weights, texts, layers=layers, max_length=max_length, dtype=dtype, start_token=start_token)
     root = cache_root() / "embeddings"
     final = root / key
     if not (final / "meta.json").exists():
         loaded = model if isinstance(model, LoadedModel) else load_model(model, device=device, progress=progress)
         _extract(loaded, texts, final, layers=layers, batch_size=batch_size, max_length=max_length,
-                 dtype=dtype, device=device, shard_size=shard_size, progress=show_progress(progress))
+                 dtype=dtype, device=device, shard_size=shard_size, progress=show_progress(progress),
+                 start_token=start_token)
     meta = json.loads((final / "meta.json").read_text())
+    tokens, rows = pd.read_parquet(final / "tokens.parquet"), None
+    if first_position == "drop":
+        rows = np.flatnonzero(tokens.position.to_numpy() != 0)
+        tokens = tokens.iloc[rows].reset_index(drop=True)
     return Embeddings(
         model=name,
         fingerprint=weights,
         n_layers=meta["n_layers"],
         layers=tuple(meta["layers"]),
-        tokens=pd.read_parquet(final / "tokens.parquet"),
+        tokens=tokens,
         path=final,
+        first_position=first_position,
+        rows=rows,
     )
 
 
 def _extract(loaded: LoadedModel, texts, final: Path, *, layers, batch_size, max_length, dtype, device,
-             shard_size, progress) -> None:
+             shard_size, progress, start_token) -> None:
     """Compute missing shards, then assemble them into the final cache entry."""
     if progress:
         from tqdm.auto import tqdm  # a widget in Jupyter, text in a terminal
@@ -202,14 +274,15 @@ def _extract(loaded: LoadedModel, texts, final: Path, *, layers, batch_size, max
         if not (shard / "tokens.parquet").exists():
             _write_atomically(shard, lambda tmp, chunk=chunk, start=start: _extract_shard(
                 loaded, chunk, start, tmp, kept=kept, batch_size=batch_size, max_length=max_length,
-                dtype=dtype, device=device, bar=bar))
+                dtype=dtype, device=device, bar=bar, start_token=start_token))
         else:
             bar.update(len(chunk))
     bar.close()
     shards = [partial / f"shard_{i:05d}" for i in range(len(starts))]
     meta = {"format": CACHE_FORMAT, "model": loaded.name, "checkpoint": loaded.checkpoint,
             "fingerprint": loaded.fingerprint, "n_layers": loaded.n_layers, "layers": list(kept),
-            "dim": loaded.dim, "dtype": dtype, "n_sentences": len(texts), "max_length": max_length}
+            "dim": loaded.dim, "dtype": dtype, "n_sentences": len(texts), "max_length": max_length,
+            "start_token": start_token}
     _write_atomically(final, lambda tmp: _assemble(shards, tmp, kept, meta))
     shutil.rmtree(partial, ignore_errors=True)
 
@@ -228,24 +301,55 @@ def _write_atomically(target: Path, write) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _tokenize(tokenizer, texts, max_length):
-    return tokenizer(list(texts), add_special_tokens=True, truncation=True, max_length=max_length,
-                     return_offsets_mapping=True, return_special_tokens_mask=True)
+@dataclass(frozen=True)
+class _Encoded:
+    """Tokenized sentences as plain lists, one entry per sentence (so a start token can be prepended)."""
+
+    inputs: dict  # model inputs (input_ids, attention_mask, ...): name -> list of lists of int
+    offsets: list  # character (start, end) of each token
+    word_ids: list  # word index of each token, None for special tokens
+    special: list  # 1 for a special token
 
 
-def token_table(tokenizer, texts: Sequence[str], *, first_sentence_id: int = 0, max_length: int = 512) -> pd.DataFrame:
+def _tokenize(tokenizer, texts, max_length, start_token: bool = False) -> _Encoded:
+    """Tokenize ``texts``; with ``start_token``, prepend ``bos_token`` where no special token leads."""
+    encoding = tokenizer(list(texts), add_special_tokens=True, truncation=True,
+                         max_length=max_length - 1 if start_token else max_length,
+                         return_offsets_mapping=True, return_special_tokens_mask=True)
+    names = [k for k in encoding.keys() if k not in ("offset_mapping", "special_tokens_mask")]
+    encoded = _Encoded({k: [list(v) for v in encoding[k]] for k in names},
+                       [list(v) for v in encoding["offset_mapping"]],
+                       [encoding.word_ids(i) for i in range(len(texts))],
+                       [list(v) for v in encoding["special_tokens_mask"]])
+    if start_token:
+        padding = {"input_ids": tokenizer.bos_token_id, "attention_mask": 1}
+        for i in range(len(texts)):
+            if encoded.special[i][:1] == [1]:
+                continue  # [CLS] or a BOS the tokenizer adds itself already takes the first position
+            if tokenizer.bos_token_id is None:
+                raise ModelError(f"{type(tokenizer).__name__} has no start token (bos_token) to prepend; "
+                                 "use first_position='drop' instead.")
+            for k in names:
+                encoded.inputs[k][i].insert(0, padding.get(k, 0))
+            encoded.offsets[i].insert(0, (0, 0))
+            encoded.word_ids[i].insert(0, None)
+            encoded.special[i].insert(0, 1)
+    return encoded
+
+
+def token_table(tokenizer, texts: Sequence[str], *, first_sentence_id: int = 0, max_length: int = 512,
+                start_token: bool = False) -> pd.DataFrame:
     """The token table of :class:`Embeddings` for ``texts`` (see its ``tokens`` attribute)."""
-    encoding = _tokenize(tokenizer, texts, max_length)
-    return _table(tokenizer, texts, encoding, first_sentence_id)
+    return _table(tokenizer, texts, _tokenize(tokenizer, texts, max_length, start_token), first_sentence_id)
 
 
-def _table(tokenizer, texts, encoding, first_sentence_id) -> pd.DataFrame:
+def _table(tokenizer, texts, encoded: _Encoded, first_sentence_id) -> pd.DataFrame:
     columns = {name: [] for name in TOKEN_COLUMNS}
     for i, text in enumerate(texts):
-        ids = encoding["input_ids"][i]
-        word_ids = encoding.word_ids(i)
-        offsets = encoding["offset_mapping"][i]
-        special = encoding["special_tokens_mask"][i]
+        ids = encoded.inputs["input_ids"][i]
+        word_ids = encoded.word_ids[i]
+        offsets = encoded.offsets[i]
+        special = encoded.special[i]
         spans: dict[int, list[int]] = {}
         for (start, end), word in zip(offsets, word_ids):
             if word is not None:
@@ -262,24 +366,23 @@ def _table(tokenizer, texts, encoding, first_sentence_id) -> pd.DataFrame:
 
 
 def _extract_shard(loaded: LoadedModel, texts, first_sentence_id, folder: Path, *, kept, batch_size, max_length,
-                   dtype, device, bar) -> None:
+                   dtype, device, bar, start_token) -> None:
     """Run the model over one shard and write its token table and per-layer arrays into ``folder``."""
     import torch
 
     tokenizer = loaded.tokenizer
-    encoding = _tokenize(tokenizer, texts, max_length)
-    table = _table(tokenizer, texts, encoding, first_sentence_id)
-    lengths = np.array([len(ids) for ids in encoding["input_ids"]])
+    encoded = _tokenize(tokenizer, texts, max_length, start_token)
+    table = _table(tokenizer, texts, encoded, first_sentence_id)
+    lengths = np.array([len(ids) for ids in encoded.inputs["input_ids"]])
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     arrays = {layer: np.lib.format.open_memmap(folder / f"layer_{layer:02d}.npy", mode="w+", dtype=dtype,
                                                shape=(int(offsets[-1]), loaded.dim)) for layer in kept}
-    model_inputs = [k for k in encoding.keys() if k not in ("offset_mapping", "special_tokens_mask")]
     order = np.argsort(lengths, kind="stable")
     tokenizer.padding_side = "right"  # positions of real tokens must not depend on padding
     with torch.inference_mode():
         for batch_start in range(0, len(order), batch_size):
             members = order[batch_start:batch_start + batch_size]
-            batch = tokenizer.pad({k: [encoding[k][i] for i in members] for k in model_inputs}, return_tensors="pt")
+            batch = tokenizer.pad({k: [v[i] for i in members] for k, v in encoded.inputs.items()}, return_tensors="pt")
             hidden_states = loaded.model(**{k: v.to(device) for k, v in batch.items()}).hidden_states
             if len(hidden_states) != loaded.n_layers:
                 raise ModelError(f"{loaded.name} returned {len(hidden_states)} hidden states, expected {loaded.n_layers}.")

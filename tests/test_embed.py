@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from isolib import embed as embed_module
-from isolib.embed import embed, token_table
+from isolib.embed import embed, first_position_norm_ratio, token_table
 from isolib.errors import ModelError
 
 pytestmark = pytest.mark.models
@@ -54,6 +54,46 @@ def test_a_sentence_is_the_same_batched_or_alone(fixture, request, cache_dir):
             # (SmolLM2's middle layers have coordinates in the thousands).
             error = np.abs(np.asarray(batched.layer(layer))[rows] - reference).max()
             assert error <= 1e-5 * np.abs(reference).max()
+
+
+def test_the_first_position_of_a_decoder_three_ways(smollm2, cache_dir):
+    kept = embed(smollm2, SENTENCES, layers=[0, 12, -1])
+    assert not kept.tokens.is_special.any(), "SmolLM2 puts no start token before a sentence"
+    ratio = first_position_norm_ratio(kept)
+    assert list(ratio.index) == [0, 12, 30]
+    # The first word is the attention sink: at layer 12 its norm is about 165 times the others'
+    # (on these four sentences); in the input layer it is a word like any other.
+    assert ratio[12] > 50 and 0.5 < ratio[0] < 2
+
+    # (a) exactly one flagged special token (the tokenizer's start token) leads each sentence.
+    started = embed(smollm2, SENTENCES, layers=[0, 12, -1], first_position="start_token")
+    assert len(started.tokens) == len(kept.tokens) + len(SENTENCES)
+    special = started.tokens[started.tokens.is_special]
+    assert (special.position == 0).all() and special.sentence_id.tolist() == list(range(len(SENTENCES)))
+    assert set(special.token) == {smollm2.tokenizer.bos_token} and (special.word_id == -1).all()
+    content = started.tokens[~started.tokens.is_special]
+    assert content.token.tolist() == kept.tokens.token.tolist()
+    assert (content.position.to_numpy() == kept.tokens.position.to_numpy() + 1).all()
+    # Behind a start token, the first word is no longer the sink.
+    assert first_position_norm_ratio(started)[12] < 2
+
+    # (b) exactly the position-0 rows are removed, from the table and from every layer.
+    dropped = embed(smollm2, SENTENCES, layers=[0, 12, -1], first_position="drop")
+    assert dropped.path == kept.path, "dropping reuses the extraction"
+    expected = kept.tokens.position.to_numpy() != 0
+    assert len(dropped.tokens) == len(kept.tokens) - len(SENTENCES) and (dropped.tokens.position > 0).all()
+    assert dropped.tokens.token.tolist() == kept.tokens.token[expected].tolist()
+    for layer in (0, 12, 30):
+        np.testing.assert_array_equal(dropped.layer(layer), np.asarray(kept.layer(layer))[expected])
+
+
+def test_an_encoder_already_starts_with_a_special_token(minilm, cache_dir):
+    kept = embed(minilm, SENTENCES[:2], layers=[-1])
+    started = embed(minilm, SENTENCES[:2], layers=[-1], first_position="start_token")
+    assert started.tokens.equals(kept.tokens)
+    np.testing.assert_allclose(started.layer(-1), kept.layer(-1), atol=1e-6)
+    with pytest.raises(ValueError, match="first_position must be one of"):
+        embed(minilm, SENTENCES[:2], first_position="first")
 
 
 def test_rows_follow_the_token_table(minilm, cache_dir):

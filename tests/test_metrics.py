@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
 
@@ -473,6 +474,14 @@ def test_one_dimensional_input_is_rejected(name):
         ALL_MEASURES[name](GOOD[:, 0])
 
 
+@pytest.mark.parametrize("name", ALL_MEASURES)
+@pytest.mark.parametrize("kind", ["csr_matrix", "csr_array", "coo_matrix"])
+def test_sparse_input_is_rejected_with_one_sentence(name, kind):
+    sparse = getattr(scipy.sparse, kind)(GOOD)
+    with pytest.raises(ValueError, match=r"^X is a scipy sparse matrix; pass a dense array \(X\.toarray\(\)\)"):
+        ALL_MEASURES[name](sparse)
+
+
 @pytest.mark.parametrize(
     "call",
     [
@@ -560,7 +569,14 @@ def test_degenerate_clouds_raise_instead_of_returning_nonsense():
     # Identical points are perfectly aligned: cosine 1, no variance off the line.
     assert average_cosine(identical) == pytest.approx(1.0)
     assert mev(identical) == pytest.approx(1.0)
-    assert partition_isotropy(np.zeros((5, 3))) == 1.0
+    # An all-zero matrix has no directions: I(W) is undefined, not 1.
+    with pytest.raises(ValueError, match=r"X is all zeros, so I\(W\) is undefined"):
+        partition_isotropy(np.zeros((5, 3)))
+    with pytest.raises(ValueError, match=r"X is all zeros, so I\(W\) is undefined"):
+        partition_isotropy(np.zeros((5, 3), dtype=np.float32))
+    # All-zero points are identical points for IsoScore.
+    with pytest.raises(ValueError, match="identical"):
+        isoscore(np.zeros((10, 3)))
 
 
 def test_module_exports_every_public_function():

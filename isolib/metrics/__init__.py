@@ -35,12 +35,13 @@ Degenerate input follows two rules:
 
 * a **scalar** measure that is undefined for its input raises ``ValueError`` with one
   sentence (identical points for IsoScore, one cluster for the silhouette, no valid
-  pair for a mean cosine, an all-zero matrix for MEV);
+  pair for a mean cosine, an all-zero matrix for MEV and for ``I(W)``);
 * a **per-group** measure (a ``pandas.Series`` indexed by word or sentence) holds NaN
   for the groups where it is undefined (a word seen once, a sentence whose mean
   vector is zero), so one such group never hides the others.
 
 Cosine measures reject zero vectors (their cosine is undefined) with ``ValueError``.
+Every measure rejects a scipy sparse matrix with ``ValueError`` (pass ``X.toarray()``).
 """
 
 from isolib.metrics._common import random_subset_per_group

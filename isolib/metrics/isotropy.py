@@ -39,7 +39,8 @@ def isoscore(X) -> float:
     Raises
     ------
     ValueError
-        On NaN/infinity, fewer than 2 points or features, or identical points.
+        On NaN/infinity, scipy sparse input, fewer than 2 points or features, or
+        identical points (including an all-zero ``X``).
     """
     points = _float_points(X, min_samples=2)
     n = points.shape[1]
@@ -85,9 +86,12 @@ def partition_isotropy(X) -> float:
     Raises
     ------
     ValueError
-        On NaN/infinity.
+        On NaN/infinity, scipy sparse input, or an all-zero ``X`` (it has no
+        directions, so ``I(W)`` is undefined).
     """
     points = _float_points(X)
+    if not points.any():
+        raise ValueError("X is all zeros, so I(W) is undefined.")
     _, eigenvectors = eigh(_scatter_matrix(points), vectors=True)
     directions = np.hstack([eigenvectors, -eigenvectors])
 
