@@ -771,9 +771,10 @@ def load_wordnet_pos() -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``word`` (str), ``pos`` (str: ``noun``, ``verb``, ``adjective``, ``adverb``): one row per
-        (lemma, part of speech), 155287 rows (117798 nouns, 11529 verbs, 21479 adjectives,
-        4481 adverbs), in that order and alphabetical within each.
+        ``word`` (str), ``pos`` (str: ``noun``, ``verb``, ``adjective``, ``adverb``), ``n_senses``
+        (int, the lemma's synsets in that part of speech, the index file's ``synset_cnt``): one
+        row per (lemma, part of speech), 155287 rows (117798 nouns, 11529 verbs, 21479
+        adjectives, 4481 adverbs), in that order and alphabetical within each.
 
     Notes
     -----
@@ -781,12 +782,13 @@ def load_wordnet_pos() -> pd.DataFrame:
     of a collocation (``ice_cream``), kept so that a lemma stays one token; replace them with
     spaces where the vocabulary spells collocations that way.
     """
+    # lemma pos synset_cnt p_cnt ... (index files, one line per lemma)
     records = [
-        (line.split(" ", 1)[0], pos)
+        (fields[0], pos, int(fields[2]))
         for pos, file in _WORDNET_POS_FILES.items()
-        for line in _wordnet_records(file)
+        for fields in (line.split(" ", 3) for line in _wordnet_records(file))
     ]
-    return _frame(records, ["word", "pos"])
+    return _frame(records, ["word", "pos", "n_senses"])
 
 
 def load_wordnet_supersenses() -> pd.DataFrame:

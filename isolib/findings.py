@@ -6,6 +6,9 @@ every study, so that every ``RESULTS.md`` reads alike:
 * a **rule** (:func:`trend`, :func:`threshold`, :func:`within`, :func:`sign`, combined with
   :func:`all_of`) turns this run's numbers into a :class:`Verdict`: passed, failed, or not
   comparable (no model, NaN, too few layers), with the value it judged and its margin;
+  :func:`bootstrap_threshold` does the same for a statistic of a sample (layers, words,
+  benchmarks) and adds a bootstrap interval: a verdict whose interval crosses the threshold
+  is *borderline*;
 * :func:`declare` pairs a verdict with the claim, the paper's value, our value as text and the
   rule as a sentence, giving a :class:`Finding` with one of :data:`STATUSES`;
 * :func:`compare_reference` sets a paper's per-layer reference numbers beside the same layer of
@@ -18,6 +21,9 @@ Statuses
 --------
 reproduced
     This run meets the rule stated on the finding's line.
+borderline
+    The value meets or fails the rule, but its bootstrap interval (over the sample it comes
+    from) crosses the rule's threshold: another sample could decide the other way.
 not reproduced
     This run is comparable and fails the rule.
 not comparable
@@ -48,6 +54,7 @@ __all__ = [
     "within",
     "sign",
     "all_of",
+    "bootstrap_threshold",
     "Finding",
     "declare",
     "not_comparable",
@@ -61,9 +68,11 @@ __all__ = [
     "write_overview",
 ]
 
-STATUSES = ("reproduced", "not reproduced", "not comparable")
+STATUSES = ("reproduced", "borderline", "not reproduced", "not comparable")
 STATUS_MEANINGS = {
     "reproduced": "this run meets the rule stated on the line",
+    "borderline": "the 95% bootstrap interval of the judged value (over the sample it comes from: layers, "
+                  "words, benchmarks) crosses the rule's threshold, so the verdict could go either way",
     "not reproduced": "this run is comparable and fails the rule",
     "not comparable": "the rule cannot be applied here (the paper's model is not run, or only a stand-in "
                       "for a reference number; a value is NaN; too few layers for a trend)",
@@ -86,11 +95,18 @@ class Verdict:
     margin : float
         Signed distance of ``value`` from the rule's threshold, positive on the passing side
         (NaN when not comparable). A small margin is a thin verdict.
+    interval : (float, float) or None
+        Bootstrap interval of ``value`` (:func:`bootstrap_threshold`); None for a rule on a
+        number that does not come from a sample.
+    borderline : bool
+        The interval crosses the threshold: the verdict could go either way.
     """
 
     passed: bool | None
     value: float
     margin: float
+    interval: tuple | None = None
+    borderline: bool = False
 
     @classmethod
     def undecided(cls, value: float = np.nan) -> Verdict:
@@ -188,11 +204,66 @@ def sign(value: float, *, positive: bool = True) -> Verdict:
 
 
 def all_of(*verdicts: Verdict) -> Verdict:
-    """All rules at once: passes if every one passes; not comparable if any is; the smallest margin."""
+    """All rules at once: passes if every one passes; not comparable if any is; the smallest margin.
+
+    Borderline if it passes and a borderline rule could make it fail, or if it fails only on
+    borderline rules.
+    """
     if any(verdict.passed is None for verdict in verdicts):
         return Verdict.undecided()
     weakest = min(verdicts, key=lambda verdict: verdict.margin)
-    return Verdict(all(verdict.passed for verdict in verdicts), weakest.value, weakest.margin)
+    passed = all(verdict.passed for verdict in verdicts)
+    failing = [verdict for verdict in verdicts if not verdict.passed]
+    borderline = (any(verdict.borderline for verdict in verdicts) if passed
+                  else all(verdict.borderline for verdict in failing))
+    return Verdict(passed, weakest.value, weakest.margin, weakest.interval, borderline)
+
+
+def bootstrap_threshold(samples, statistic: Callable, *, above: float | None = None, below: float | None = None,
+                        inclusive: bool = False, n_resamples: int = 2000, level: float = 0.95,
+                        random_state: int = 0) -> Verdict:
+    """:func:`threshold` on ``statistic(samples)``, with a percentile bootstrap interval over the samples.
+
+    The samples (rows) are drawn with replacement ``n_resamples`` times; the verdict is
+    borderline when the ``level`` interval of the statistic crosses a bound (one end passes,
+    the other fails), whichever way the full sample decides.
+
+    Parameters
+    ----------
+    samples : array_like of shape (n_samples,) or (n_samples, n_columns), or pandas.DataFrame
+        The units the value comes from (layers, words, benchmarks ...), one per row.
+    statistic : callable
+        Maps a resample (same type as ``samples``) to a float (e.g. ``np.median``).
+    above, below, inclusive
+        As in :func:`threshold`.
+    n_resamples : int
+    level : float
+        Coverage of the interval.
+    random_state : int
+        Seed of the resampling.
+
+    Returns
+    -------
+    Verdict
+        Not comparable with fewer than 2 samples or a NaN statistic.
+    """
+    table = samples if isinstance(samples, pd.DataFrame) else None
+    array = None if table is not None else np.asarray(samples, dtype=float)
+    n = len(table) if table is not None else len(array)
+    if n < 2:
+        return Verdict.undecided()
+
+    def take(rows):
+        return table.iloc[rows] if table is not None else array[rows]
+
+    verdict = threshold(statistic(take(np.arange(n))), above=above, below=below, inclusive=inclusive)
+    if verdict.passed is None:
+        return verdict
+    generator = np.random.default_rng(random_state)
+    replicates = np.array([statistic(take(generator.integers(0, n, n))) for _ in range(n_resamples)], dtype=float)
+    low, high = np.nanquantile(replicates, [(1 - level) / 2, (1 + level) / 2])
+    ends = [threshold(end, above=above, below=below, inclusive=inclusive).passed for end in (low, high)]
+    return Verdict(verdict.passed, verdict.value, verdict.margin, (float(low), float(high)), ends[0] != ends[1])
 
 
 # --------------------------------------------------------------------------- findings
@@ -212,7 +283,7 @@ class Finding:
         The model of this run it is compared with ("-" if none).
     ours : str
         What this run finds.
-    status : {"reproduced", "not reproduced", "not comparable"}
+    status : {"reproduced", "borderline", "not reproduced", "not comparable"}
     rule : str
         How the status was decided.
     headline : bool
@@ -232,10 +303,12 @@ class Finding:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}.")
 
 
-def _status(passed: bool | None) -> str:
-    if passed is None:
+def _status(verdict: Verdict) -> str:
+    if verdict.passed is None:
         return "not comparable"
-    return "reproduced" if passed else "not reproduced"
+    if verdict.borderline:
+        return "borderline"
+    return "reproduced" if verdict.passed else "not reproduced"
 
 
 def declare(finding: str, paper: str, model: str, ours: str, verdict: Verdict, rule: str, *,
@@ -259,7 +332,7 @@ def declare(finding: str, paper: str, model: str, ours: str, verdict: Verdict, r
     headline : bool
         One of the study's most important findings.
     """
-    return Finding(finding, paper, model, ours, _status(verdict.passed), rule, headline)
+    return Finding(finding, paper, model, ours, _status(verdict), rule, headline)
 
 
 def not_comparable(finding: str, paper: str, reason: str, *, model: str = "-", ours: str = "-",

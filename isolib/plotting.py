@@ -52,7 +52,7 @@ def markdown_table(table: pd.DataFrame, *, digits: int = 3) -> str:
 
 
 def plot_per_layer(table: pd.DataFrame, value: str, *, ax=None, model: str = "model", layer: str = "layer",
-                   relative_depth: bool = True, ylabel: str | None = None):
+                   relative_depth: bool = True, ylabel: str | None = None, style: str | None = None):
     """One line per model of a per-layer measure.
 
     Parameters
@@ -64,6 +64,8 @@ def plot_per_layer(table: pd.DataFrame, value: str, *, ax=None, model: str = "mo
     relative_depth : bool
         Put layer / (number of layers - 1) on the x axis, so models of different
         depths (7 and 31 hidden states) share one axis; layer 0 stays at 0.
+    style : str or None
+        Column whose values get their own line style (e.g. two views of one model).
     """
     ax = ax or plt.subplots(figsize=(6, 3.6))[1]
     data = table.copy()
@@ -73,7 +75,7 @@ def plot_per_layer(table: pd.DataFrame, value: str, *, ax=None, model: str = "mo
     else:
         data["x"] = data[layer]
         xlabel = "layer (0 = input embeddings)"
-    sns.lineplot(data=data, x="x", y=value, hue=model, marker="o", ax=ax)
+    sns.lineplot(data=data, x="x", y=value, hue=model, style=style, marker="o", ax=ax)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel or value)
     return ax

@@ -28,11 +28,11 @@
 # * **Figure 1 `fig1_anisotropy`** — average cosine between random words (the anisotropy baseline), per layer;
 # * **Figure 2 `fig2_self_similarity`** — self-similarity, adjusted for anisotropy;
 # * **Figure 3 `fig3_intra_similarity`** — intra-sentence similarity, adjusted;
-# * **Figure 4 `fig4_mev`** — maximum explainable variance (MEV), adjusted, and the share of words whose raw MEV is below the baseline;
+# * **Figure 4 `fig4_mev`** — maximum explainable variance (MEV), adjusted three ways (the paper's formula, centred, the authors' code), and the share of words whose raw MEV is below the baseline;
 # * **Table `lowest_self_similarity`** — the words of lowest self-similarity in each layer (the stopword finding);
 # * **Table 1 `table1`** (and `table1_coverage`) — static embeddings from each layer's first principal component on nine word benchmarks, against GloVe;
 # * **Figure `mev_per_word`** (slides) — MEV across layers of a stable noun and a frequent verb;
-# * **Table `per_layer`** — every per-layer number behind the figures, and **`RESULTS.md`** — each finding of the paper beside ours.
+# * **Table `per_layer`** — every per-layer number behind the figures (with each model's first-position norm ratio), and **`RESULTS.md`** — each finding of the paper beside ours, a decoder's under both views of its first position.
 #
 # **Conventions.** Layer 0 is the input embedding layer, layer *L* the output of block *L*
 # (`isolib.models`); special tokens ([CLS], [SEP], BOS) are excluded. The unit of analysis is
@@ -69,6 +69,9 @@ static_baseline: str = "glove-50d"  # static word vectors compared in Table 1
 static_analogy_vocab: int = 30000  # analogy answers of the static baseline come from its most frequent words; 0 uses all
 stable_noun: str = "battery"  # per-word MEV figure: a concrete noun with a single sense in the data
 frequent_verb: str = "go"  # per-word MEV figure: a frequent light verb as in the slides
+n_word_pairs: int = 5  # noun and verb pairs behind the per-word MEV finding chosen by the rule of example_word_pairs
+decoder_views: list = ["start_token"]  # views of a decoder's first position besides the paper's keep: drop or start_token
+min_coverage: float = 0.25  # Table 1 findings count only benchmarks with at least this share of items covered
 storage_dtype: str = "float16"  # cache dtype of the embeddings: float32 or float16
 device: str = "cpu"  # torch device: cpu or cuda
 random_state: int = 0  # seed of the sentence sample and of every occurrence sample
@@ -83,8 +86,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from isolib.datasets import sample_sentences
-from isolib.embed import embed
+from isolib.datasets import load_wordnet_pos, sample_sentences
+from isolib.embed import embed_views, first_position_norm_ratio, split_view
 from isolib.findings import STATUSES, findings_table, write_results
 from isolib.models import load_static
 from isolib.plotting import plot_per_layer, save_figure, save_table, set_style
@@ -94,6 +97,7 @@ from isolib.studies.ethayarajh_contextuality import (
     assess_findings,
     contextuality_by_layer,
     corpus_sentences,
+    example_word_pairs,
     lowest_self_similarity,
     models_run,
     occurrence_index,
@@ -126,18 +130,34 @@ print(f"{len(sentences)} of {len(all_sentences)} distinct {corpus.upper()} sente
 #
 # `embed` runs each model once and caches the requested layers on disk; `occurrence_index` maps
 # each analysed type to the rows holding its occurrences.
+#
+# **A decoder's first position.** GPT-2 and SmolLM2 put no start token before a sentence, so
+# the first word becomes the *attention sink*: from the middle layers on its vector is far
+# longer than any other. The paper fed GPT-2 this way, and so does the first view here (`keep`);
+# every decoder is also analysed in the views of `decoder_views` — `drop` removes position 0
+# from every statistic, `start_token` prepends the tokenizer's start token so that the sink is
+# a special token (`isolib.embed`, "The first position"). The *first-position norm ratio* is the
+# mean norm of each sentence's first word over that of the other words, per layer.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-embeddings, indexes = {}, {}
+embeddings = {}
 for name in models:
-    embeddings[name] = embed(name, sentences, layers=layers.get(name), dtype=storage_dtype, device=device)
-    indexes[name] = occurrence_index(embeddings[name].tokens, unit=unit, min_contexts=min_contexts)
-    index = indexes[name]
-    kept = index.occurrences.kept
-    print(f"{name}: layers {list(embeddings[name].layers)} of {embeddings[name].n_layers}, "
-          f"{len(embeddings[name].tokens)} tokens, {len(index.occurrences)} non-punctuation {unit}s; "
-          f"{len(index.words)} types in >= {min_contexts} sentences, with {int(kept.sum())} occurrences")
+    embeddings.update(embed_views(name, sentences, views=decoder_views, layers=layers.get(name), dtype=storage_dtype,
+                                  device=device))
+indexes = {}
+for label, embedding in embeddings.items():
+    indexes[label] = occurrence_index(embedding.tokens, unit=unit, min_contexts=min_contexts)
+    kept = indexes[label].occurrences.kept
+    print(f"{label}: layers {list(embedding.layers)} of {embedding.n_layers}, {len(embedding.tokens)} tokens, "
+          f"{len(indexes[label].occurrences)} non-punctuation {unit}s; {len(indexes[label].words)} types in "
+          f">= {min_contexts} sentences, with {int(kept.sum())} occurrences")
+labels = list(embeddings)
+norm_ratios = {label: first_position_norm_ratio(embeddings[label]) for label in labels}
+for label in labels:
+    if embeddings[split_view(label)[0]].starts_with_content:  # a decoder: every view
+        ratio = norm_ratios[label]
+        print(f"{label}: first-position norm ratio " + ", ".join(f"L{layer} {value:.1f}" for layer, value in ratio.items()))
 
 # %% [markdown]
 # ## The measures, layer by layer
@@ -154,14 +174,19 @@ for name in models:
 
 # %%
 per_layer_tables, per_word_tables = [], []
-for name in models:
-    layer_table, word_table = contextuality_by_layer(embeddings[name], indexes[name], n_samples=n_samples,
+for label in labels:
+    layer_table, word_table = contextuality_by_layer(embeddings[label], indexes[label], n_samples=n_samples,
                                                      max_occurrences=max_occurrences or None,
                                                      random_state=random_state)
+    layer_table["model"] = word_table["model"] = label
+    layer_table["first_position_norm_ratio"] = norm_ratios[label].reindex(layer_table.layer).to_numpy()
     per_layer_tables.append(layer_table)
     per_word_tables.append(word_table)
 per_layer = pd.concat(per_layer_tables, ignore_index=True)
 per_word = pd.concat(per_word_tables, ignore_index=True)
+# For the figures: one colour per model, one line style per view of its first position.
+views = per_layer.model.map(split_view)
+plotted = per_layer.assign(model=views.str[0], view=views.str[1])
 save_table(per_layer, output_dir, "per_layer")
 per_layer.drop(columns=["n_layers", "n_words", "n_occurrences"]).round(3)
 
@@ -180,7 +205,8 @@ def describe(measure: str, digits: int = 2) -> str:
 
 def per_layer_figure(measure: str, ylabel: str, title: str, name: str) -> None:
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    plot_per_layer(per_layer, measure, ax=ax, ylabel=ylabel)
+    plot_per_layer(plotted, measure, ax=ax, ylabel=ylabel, style="view")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_title(title)
     save_figure(fig, output_dir, name)
@@ -232,6 +258,11 @@ per_layer_figure("intra_similarity_adjusted", "mean intra-sentence similarity �
 # of a sentence grow apart in upper layers yet stay more similar than random words (adjusted
 # IntraSim > 0), in GPT-2 they are no more similar than random words (adjusted ≈ 0), in ELMo
 # they grow more similar.
+#
+# For a decoder, this is where the first position matters most: the sink dominates the mean
+# of a sentence's vectors and the random baseline alike, so both the raw and the baseline
+# cosines are ≈ 1 and their difference ≈ 0 whatever the other words do. The dashed line is the
+# view with a start token in front of each sentence.
 
 # %%
 print(f"This run: adjusted intra-sentence similarity at the first, middle and last layer: "
@@ -240,26 +271,29 @@ print(f"This run: adjusted intra-sentence similarity at the first, middle and la
 # %% [markdown]
 # ## Figure 4 — maximum explainable variance, adjusted for anisotropy
 #
-# Left: the paper's formula (raw occurrence matrix); middle: centred (the authors' per-word
-# code); right: the share of words whose raw MEV is *below* the baseline of the layer. A word
-# seen *n* times has a raw MEV of at least 1/*n* (its matrix has rank ≤ *n*), while the
-# baseline is estimated from 1,000 occurrences: rare words inflate the raw MEV.
+# (a) the paper's formula: uncentred word MEV minus the uncentred baseline; (b) both centred;
+# (c) the estimator of the authors' code: centred word MEV (scikit-learn's PCA) minus the
+# *uncentred* baseline (REFERENCE.md, 01); (d) the share of words whose raw MEV is *below* the
+# baseline of the layer. A word seen *n* times has a raw MEV of at least 1/*n* (its matrix has
+# rank ≤ *n*), while the baseline is estimated from 1,000 occurrences: rare words inflate the raw MEV.
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
-panels = [("mev_adjusted", "MEV − baseline", "(a) adjusted MEV, uncentred (the paper's formula)"),
-          ("mev_centred_adjusted", "MEV − baseline", "(b) adjusted MEV, centred (the authors' code)"),
-          ("mev_below_baseline", "share of words", "(c) words whose raw MEV is below the baseline")]
+fig, axes = plt.subplots(1, 4, figsize=(19, 4.4), constrained_layout=True)
+panels = [("mev_adjusted", "MEV − baseline", "(a) uncentred (the paper's formula)"),
+          ("mev_centred_adjusted", "MEV − baseline", "(b) centred word and baseline"),
+          ("mev_authors_adjusted", "MEV − baseline", "(c) centred word − uncentred baseline\n(the authors' code)"),
+          ("mev_below_baseline", "share of words", "(d) words whose raw MEV is below the baseline")]
 for ax, (measure, ylabel, title) in zip(axes, panels):
-    plot_per_layer(per_layer, measure, ax=ax, ylabel=ylabel)
+    plot_per_layer(plotted, measure, ax=ax, ylabel=ylabel, style="view")
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xlabel("relative depth (0 = input embeddings)")
     ax.set_title(title, fontsize="medium")
 axes[0].axhline(0.05, color="black", ls=":", lw=1, label="0.05 (the paper's bound)")
-axes[0].legend(fontsize="small")
-for ax in axes[1:]:
+# One legend outside the panels, so that no line is hidden behind it.
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=8, fontsize="small")
+for ax in axes:
     ax.get_legend().remove()
-axes[2].set_ylim(-0.02, max(0.1, 1.1 * per_layer.mev_below_baseline.max()))
+axes[3].set_ylim(-0.02, max(0.1, 1.1 * per_layer.mev_below_baseline.max()))
 fig.suptitle("Figure 4: maximum explainable variance per layer")
 save_figure(fig, output_dir, "fig4_mev")
 plt.show()
@@ -271,8 +305,8 @@ plt.show()
 
 # %%
 print(f"This run: mean adjusted MEV (uncentred) at the first, middle and last layer: "
-      f"{describe('mev_adjusted')}; centred: {describe('mev_centred_adjusted')}; "
-      f"share of words below the baseline: {describe('mev_below_baseline')}.")
+      f"{describe('mev_adjusted')}; centred: {describe('mev_centred_adjusted')}; the authors' estimator: "
+      f"{describe('mev_authors_adjusted')}; share of words below the baseline: {describe('mev_below_baseline')}.")
 
 # %% [markdown]
 # ## Table — the words of lowest self-similarity
@@ -299,13 +333,16 @@ print("This run: share of stopwords among the "
 # ## Figure — MEV of single words across layers (slides)
 #
 # The slides plot the MEV of single words: "beverage" near 1 (one static vector would do), "go"
-# and "school" lower. "beverage" is not in STS; the parameters name a concrete noun with one
-# sense in the data and the slides' frequent verb.
+# and "school" lower. "beverage" is not in STS; the figure shows a concrete noun with one sense
+# in the data and the slides' frequent verb (parameters). The finding in `RESULTS.md` rests on
+# `n_word_pairs` (noun, verb) pairs chosen by the rule of `example_word_pairs`: nouns that
+# WordNet lists only as nouns with at most two senses, verbs with at least ten verb senses and
+# more verb than noun senses, each ranked by how many sentences they occur in.
 
 # %%
 examples = per_word[per_word.word.isin([stable_noun, frequent_verb])]
-fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 3.8), squeeze=False, constrained_layout=True)
-for ax, name in zip(axes[0], models):
+fig, axes = plt.subplots(1, len(labels), figsize=(5 * len(labels), 3.8), squeeze=False, constrained_layout=True)
+for ax, name in zip(axes[0], labels):
     sns.lineplot(data=examples[examples.model == name], x="layer", y="mev", hue="word", marker="o", ax=ax,
                  hue_order=[stable_noun, frequent_verb])
     ax.set_title(name)
@@ -321,6 +358,11 @@ found = examples.pivot_table(index=["model", "word"], values=["mev", "n_contexts
 print("This run: mean raw MEV over layers: "
       + "; ".join(f"{model} {word} {row.mev:.2f} ({int(row.n_contexts)} sentences)"
                   for (model, word), row in found.iterrows()) + ".")
+wordnet = load_wordnet_pos()
+example_pairs = {label: example_word_pairs(per_word[per_word.model == label], wordnet, n_pairs=n_word_pairs)
+                 for label in labels}
+for label, pairs in example_pairs.items():
+    print(f"{label}: (noun, verb) pairs of the finding: " + ", ".join(f"{noun}/{verb}" for noun, verb in pairs))
 
 # %% [markdown]
 # ## Table 1 — static embeddings from the first principal component
@@ -337,13 +379,14 @@ print("This run: mean raw MEV over layers: "
 # %%
 static = load_static(static_baseline)
 tables = []
-for name in models:
+for label in labels:
     # Table 1's layers among those extracted (a layer not extracted for a model is left out).
-    wanted = [layer % embeddings[name].n_layers for layer in table1_layers]
-    tables.append(static_embedding_table(embeddings[name], indexes[name],
-                                         [layer for layer in wanted if layer in embeddings[name].layers],
-                                         static, static_name=static_baseline,
-                                         max_occurrences=max_occurrences or None, random_state=random_state))
+    wanted = [layer % embeddings[label].n_layers for layer in table1_layers]
+    table = static_embedding_table(embeddings[label], indexes[label],
+                                   [layer for layer in wanted if layer in embeddings[label].layers],
+                                   static, static_name=static_baseline,
+                                   max_occurrences=max_occurrences or None, random_state=random_state)
+    tables.append(table.assign(model=label))
 tables.append(word_benchmarks(static, restrict_vocab=static_analogy_vocab or None)
               .assign(model=static_baseline, embedding=f"{static_baseline} ({len(static)} words)", layer=np.nan))
 table1_long = pd.concat(tables, ignore_index=True)
@@ -360,7 +403,7 @@ table1.round(3)
 # ELMo beating GloVe and FastText, lower layers beating upper ones, and GPT-2's far worse.
 
 # %%
-for name in models:
+for name in labels:
     scores = table1.set_index(["model", "embedding"]).loc[name, benchmarks]
     mean_scores = scores.mean(axis=1)
     print(f"This run, {name}: mean score over benchmarks "
@@ -371,21 +414,24 @@ for name in models:
 # ## Results against the paper
 #
 # `RESULTS.md` in the output folder lists each finding and reference number of the paper
-# beside this run's, marked *reproduced*, *not reproduced* or *not comparable* by the rule
+# beside this run's, marked *reproduced*, *borderline*, *not reproduced* or *not comparable* by the rule
 # given on its line (the study module declares them, `isolib.findings` judges and writes them): qualitative findings about BERT are tested on the encoders that stand in
 # for it (and GPT-2's on the decoder), while reference numbers are comparable only on the
 # paper's own models (within 0.05), and are otherwise shown at the same relative depth.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-findings = assess_findings(per_layer, per_word, table1_long, example_words=(stable_noun, frequent_verb),
-                           n_lowest=n_lowest)
+findings = assess_findings(per_layer, per_word, table1_long, example_pairs=example_pairs, n_lowest=n_lowest,
+                           min_coverage=min_coverage)
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kilobytes on Linux
 notes = [
     f"Profile `{profile}`: models {', '.join(models)}; {len(sentences)} {corpus.upper()} sentences; "
     f"unit `{unit}`; types in at least {min_contexts} sentences; baselines from {n_samples} random occurrences; "
     f"MEV and PC vectors from at most {max_occurrences or 'all'} occurrences per word.",
+    "A decoder's first position (the attention sink) is analysed as the paper did (the model's name alone) and "
+    f"in the views {', '.join(decoder_views) or 'none'} (the name with the view in parentheses): each decoder "
+    "finding has a row per view.",
     f"Wall time of the notebook: {elapsed_minutes:.1f} min (embeddings read from the cache when present); "
     f"peak memory of the kernel: {peak_gib:.1f} GiB.",
 ]

@@ -245,6 +245,10 @@ def test_load_wordnet_pos():
     assert frame["pos"].value_counts().to_dict() == {"noun": 117798, "adjective": 21479, "verb": 11529, "adverb": 4481}
     assert set(frame.loc[frame["word"] == "run", "pos"]) == {"noun", "verb"}
     assert "ice_cream" in set(frame["word"])
+    # index.noun: "guitar n 1 ...", "go n 4 ..."; index.verb: "go v 30 ...".
+    senses = frame.set_index(["word", "pos"]).n_senses
+    assert senses["guitar", "noun"] == 1 and senses["go", "noun"] == 4 and senses["go", "verb"] == 30
+    assert (frame.n_senses >= 1).all()
 
 
 def test_load_wordnet_supersenses():

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from isolib import embed as embed_module
-from isolib.embed import embed, first_position_norm_ratio, token_table
+from isolib.embed import embed, embed_views, first_position_norm_ratio, split_view, token_table, view_label
 from isolib.errors import ModelError
 
 pytestmark = pytest.mark.models
@@ -85,6 +85,20 @@ def test_the_first_position_of_a_decoder_three_ways(smollm2, cache_dir):
     assert dropped.tokens.token.tolist() == kept.tokens.token[expected].tolist()
     for layer in (0, 12, 30):
         np.testing.assert_array_equal(dropped.layer(layer), np.asarray(kept.layer(layer))[expected])
+
+
+def test_views_are_extracted_for_a_decoder_only(minilm, smollm2, cache_dir):
+    decoder = embed_views(smollm2, SENTENCES[:2], views=["start_token", "drop"], layers=[-1])
+    assert list(decoder) == ["smollm2", "smollm2 (start token)", "smollm2 (position 0 dropped)"]
+    assert [e.first_position for e in decoder.values()] == ["keep", "start_token", "drop"]
+    encoder = embed_views(minilm, SENTENCES[:2], views=["start_token"], layers=[-1])
+    assert list(encoder) == ["minilm"]
+    with pytest.raises(ValueError, match="views must be among"):
+        embed_views(minilm, SENTENCES[:2], views=["keep"])
+    assert view_label("smollm2", "drop") == "smollm2 (position 0 dropped)"
+    assert split_view("smollm2 (position 0 dropped)") == ("smollm2", "drop")
+    assert split_view("smollm2 (start token)") == ("smollm2", "start_token")
+    assert split_view("minilm") == ("minilm", "keep")
 
 
 def test_an_encoder_already_starts_with_a_special_token(minilm, cache_dir):

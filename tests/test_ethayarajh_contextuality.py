@@ -313,8 +313,9 @@ def test_assess_findings_applies_the_stated_rules():
         per_layer_table("gpt2", np.r_[0.61, [0.6] * 11, 0.978], np.linspace(0.5, 0.1, 13), np.r_[0.2, [0.0] * 12],
                         [0.02] * 13),
     ], ignore_index=True)
-    per_word = pd.DataFrame({"model": "minilm", "layer": 1, "word": ["the", "of", "dog"],
-                             "self_similarity": [0.1, 0.2, 0.9], "mev": [0.1, 0.2, 0.9]})
+    # Three non-input layers whose two lowest words are stopwords: a share of 1.0 in each.
+    per_word = pd.DataFrame({"model": "minilm", "layer": np.repeat([1, 2, 3], 3), "word": ["the", "of", "dog"] * 3,
+                             "self_similarity": [0.1, 0.2, 0.9] * 3, "mev": [0.1, 0.2, 0.9] * 3})
     findings = assess_findings(per_layer, per_word, n_lowest=2)
     by_key = {(f.finding, f.model): f for f in findings}
     assert by_key["Anisotropy in every non-input layer", "minilm"].status == "reproduced"
@@ -332,3 +333,38 @@ def test_assess_findings_applies_the_stated_rules():
     assert by_key["average cosine between random words, BERT L0", "minilm"].status == "not comparable"
     assert by_key["average cosine between random words, ELMo L0", "-"].status == "not comparable"
     assert all(f.status in STATUSES and f.rule for f in findings)
+
+
+def test_a_thin_stopword_share_is_borderline():
+    # The audit's minilm shares per non-input layer: 0, 0.4, 0.8, 0.7, 0.2, 0.9 (median 0.55).
+    shares = [0.0, 0.4, 0.8, 0.7, 0.2, 0.9]
+    words = []
+    for layer, share in enumerate(shares, start=1):
+        n_stop = int(round(share * 10))
+        lowest = ["the", "of", "and", "to", "a", "in", "is", "it", "that", "was"][:n_stop]
+        lowest += [f"word{i}" for i in range(10 - n_stop)]
+        words += [{"model": "minilm", "layer": layer, "word": word, "self_similarity": 0.01 * rank, "mev": 0.5}
+                  for rank, word in enumerate(lowest + ["dog", "cat"])]
+    per_word = pd.DataFrame(words)
+    per_layer = per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], np.linspace(0.9, 0.3, 7),
+                                np.linspace(0.4, 0.1, 7), [0.01] * 7)
+    by_key = {f.finding: f for f in assess_findings(per_layer, per_word)}
+    finding = by_key["Stopwords have the lowest self-similarity"]
+    assert finding.status == "borderline" and "median stopword share 0.55 [95% CI" in finding.ours
+
+
+def test_views_of_the_first_position_keep_their_paper_model():
+    assert contextuality.counterpart("smollm2 (position 0 dropped)") == "gpt2"
+    assert contextuality.counterpart("gpt2 (start token)") == "gpt2"
+    assert contextuality.counterpart("unknown-model") is None
+
+
+def test_example_word_pairs_follow_the_stated_rule():
+    wordnet = pd.DataFrame({"word": ["guitar", "battery", "go", "go", "talks", "take", "take", "dog", "dog", "piano"],
+                            "pos": ["noun", "noun", "noun", "verb", "noun", "noun", "verb", "noun", "verb", "noun"],
+                            "n_senses": [1, 7, 4, 30, 1, 1, 42, 7, 3, 2]})
+    per_word = pd.DataFrame({"word": ["Guitar", "battery", "go", "talks", "take", "dog", "piano", "the"],
+                             "n_contexts": [50, 90, 80, 70, 60, 100, 10, 500]})
+    # battery: 7 senses; talks: an inflected form; dog: also a verb; the: not in WordNet.
+    assert contextuality.example_word_pairs(per_word, wordnet) == [("Guitar", "go"), ("piano", "take")]
+    assert contextuality.example_word_pairs(per_word, wordnet, n_pairs=1) == [("Guitar", "go")]

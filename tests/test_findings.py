@@ -10,6 +10,7 @@ from isolib.findings import (
     PaperModel,
     Verdict,
     all_of,
+    bootstrap_threshold,
     compare_reference,
     declare,
     findings_table,
@@ -83,6 +84,42 @@ def test_sign_and_all_of():
     assert all_of(sign(0.2), Verdict.undecided()).passed is None
 
 
+def test_a_bootstrap_interval_straddling_the_threshold_is_borderline():
+    # The audit's case: minilm's per-layer stopword shares, median 0.55 against "at least 0.5".
+    shares = [0.0, 0.4, 0.8, 0.7, 0.2, 0.9]
+    verdict = bootstrap_threshold(shares, np.median, above=0.5, inclusive=True)
+    assert verdict.passed and verdict.value == pytest.approx(0.55)
+    low, high = verdict.interval
+    assert low < 0.5 < high and verdict.borderline
+    assert declare("Stopwords", "paper", "minilm", "0.55", verdict, "rule").status == "borderline"
+    # A clear pass: every resample is above the threshold.
+    clear = bootstrap_threshold([0.8, 0.9, 0.7, 0.8, 0.9, 1.0], np.median, above=0.5, inclusive=True)
+    assert clear.passed and not clear.borderline and clear.interval[0] >= 0.7
+    assert declare("Stopwords", "paper", "mpnet", "0.85", clear, "rule").status == "reproduced"
+    # A clear failure stays "not reproduced"; too few samples are not comparable.
+    assert declare("s", "p", "m", "o", bootstrap_threshold([0.1, 0.0, 0.2], np.median, above=0.5), "r").status \
+        == "not reproduced"
+    assert bootstrap_threshold([0.9], np.median, above=0.5).passed is None
+
+
+def test_bootstrap_resamples_the_rows_of_a_table():
+    # Wins of one embedding over another on benchmarks: 3 of 4, resampled by benchmark.
+    table = pd.DataFrame({"ours": [0.5, 0.6, 0.7, 0.2], "static": [0.4, 0.5, 0.6, 0.3]})
+    verdict = bootstrap_threshold(table, lambda t: float((t.ours > t.static).mean()), above=0.5, inclusive=True,
+                                  random_state=1)
+    assert verdict.value == 0.75 and verdict.borderline  # a resample of 4 can hold 2 losses of 4
+    again = bootstrap_threshold(table, lambda t: float((t.ours > t.static).mean()), above=0.5, inclusive=True,
+                                random_state=1)
+    assert again == verdict
+
+
+def test_all_of_keeps_a_borderline_part():
+    borderline = bootstrap_threshold([0.0, 0.4, 0.8, 0.7, 0.2, 0.9], np.median, above=0.5, inclusive=True)
+    assert all_of(sign(1.0), borderline).borderline
+    assert not all_of(sign(-1.0), borderline).borderline  # fails on a clear rule: not reproduced
+    assert all_of(sign(1.0), sign(2.0)).borderline is False
+
+
 def test_spearman_of_layers():
     assert spearman([0, 1, 2], [3, 2, 1]) == pytest.approx(-1.0)
     assert np.isnan(spearman([0, 1], [1, 2]))
@@ -152,11 +189,11 @@ def test_results_round_trip(tmp_path):
     assert text.startswith("# Study: results\n")
     assert "A note." in text and "*not comparable*:" in text
     assert sum(line.startswith("| ") for line in text.splitlines()) == len(FINDINGS) + 1
-    assert "**Summary:** 2 reproduced, 1 not reproduced, 1 not comparable." in text
+    assert "**Summary:** 2 reproduced, 0 borderline, 1 not reproduced, 1 not comparable." in text
     results = read_results(path)
     assert results.title == "Study: results" and results.citation == "A. B. (2020)"
     assert results.headlines == [r"Anisotropy | everywhere: minilm reproduced; mpnet not reproduced"]
-    assert list(results.counts) == [2, 1, 1] and list(results.counts.index) == list(STATUSES)
+    assert list(results.counts) == [2, 0, 1, 1] and list(results.counts.index) == list(STATUSES)
     with pytest.raises(ValueError, match="no findings"):
         write_results([], tmp_path / "empty.md", title="t", citation="c", models="m")
 
@@ -173,7 +210,7 @@ def test_overview_counts_come_from_the_results_pages(tmp_path):
     (tmp_path / "00_quickstart").mkdir()
     (tmp_path / "00_quickstart" / "plot.png").write_bytes(b"png")
     text = write_overview(tmp_path).read_text()
-    assert "| [01_a_study](#01_a_study) | 2 | 1 | 1 | [RESULTS.md](01_a_study/RESULTS.md) |" in text
+    assert "| [01_a_study](#01_a_study) | 2 | 0 | 1 | 1 | [RESULTS.md](01_a_study/RESULTS.md) |" in text
     assert '<img src="01_a_study/fig1.png"' in text and '<img src="00_quickstart/plot.png"' in text
     assert "- Anisotropy | everywhere: minilm reproduced; mpnet not reproduced" in text
     assert text.index("## 00_quickstart") < text.index("## 01_a_study")

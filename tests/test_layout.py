@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from isolib import runner
-from isolib.findings import overview_text, read_results
+from isolib.findings import STATUSES, overview_text, read_results
 
 PACKAGE = runner.REPO_ROOT / "isolib"
 STUDIES = PACKAGE / "studies"
@@ -68,8 +68,7 @@ def test_the_overview_is_generated_from_the_committed_results():
     assert pages, "no committed RESULTS.md"
     for page in pages:
         rows = [line for line in page.read_text().splitlines() if line.startswith("| ")][1:]
-        counted = [sum(f"| {status} " in row for row in rows) for status in ("reproduced", "not reproduced",
-                                                                              "not comparable")]
+        counted = [sum(f"| {status} " in row for row in rows) for status in STATUSES]
         assert sum(counted) == len(rows) == read_results(page).counts.sum()
         folder = page.parent.name
         assert f"| [{folder}](#{folder}) | " + " | ".join(map(str, counted)) in text

@@ -60,12 +60,14 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from isolib import datasets
 from isolib._blas import one_blas_thread
 from isolib._checks import as_points, rng
+from isolib.embed import split_view
 from isolib.evaluation import WordVectors, analogy_accuracy, categorization_purity, word_similarity
 from isolib.findings import (
     Finding,
     PaperModel,
     Verdict,
     all_of,
+    bootstrap_threshold,
     compare_reference,
     declare,
     not_comparable,
@@ -108,6 +110,7 @@ __all__ = [
     "PAPER_MODELS",
     "counterpart",
     "models_run",
+    "example_word_pairs",
     "assess_findings",
 ]
 
@@ -310,8 +313,10 @@ class LayerStatistics:
         ``mev_baseline`` (uncentred) and ``mev_centred_baseline``; the means over words or
         sentences of the raw measures ``self_similarity``, ``intra_similarity``, ``mev``,
         ``mev_centred``, each with its ``*_adjusted`` value (raw minus the baseline of the layer);
-        ``mev_below_baseline``, the share of words whose raw MEV is below ``mev_baseline``; and
-        ``mean_norm``, the mean norm of the occurrence vectors.
+        ``mev_below_baseline``, the share of words whose raw MEV is below ``mev_baseline``;
+        ``mev_authors_adjusted``, the authors' code's mixed estimator (centred word MEV minus the
+        *uncentred* baseline, REFERENCE.md 01); and ``mean_norm``, the mean norm of the
+        occurrence vectors.
     per_word : pandas.DataFrame indexed by word
         ``n_contexts``, ``self_similarity``, ``mev``, ``mev_centred`` (raw).
     """
@@ -406,6 +411,7 @@ def layer_statistics(index: OccurrenceIndex, layer_array, *, n_samples: int = 10
         "mev_centred_baseline": baseline_mev_centred,
         "mev_centred": float(per_word.mev_centred.mean()),
         "mev_centred_adjusted": float(per_word.mev_centred.mean() - baseline_mev_centred),
+        "mev_authors_adjusted": float(per_word.mev_centred.mean() - baseline_mev),
     }
     return LayerStatistics(summary, per_word)
 
@@ -702,8 +708,9 @@ STAND_INS = {"minilm": "bert-base-cased", "mpnet": "bert-base-cased", "smollm2":
 
 
 def counterpart(model: str) -> str | None:
-    """The paper model ``model`` is compared with: itself if the paper used it, its stand-in, or None."""
-    return model if model in PAPER_REFERENCE else STAND_INS.get(model)
+    """The paper model ``model`` (or a view of it) is compared with: itself, its stand-in, or None."""
+    name = split_view(model)[0]
+    return name if name in PAPER_REFERENCE else STAND_INS.get(name)
 
 
 def models_run(models: Sequence[str], static_name: str) -> str:
@@ -714,20 +721,60 @@ def models_run(models: Sequence[str], static_name: str) -> str:
     return ", ".join(described) + f"; static baseline {static_name}; ELMo is not run."
 
 
+def example_word_pairs(per_word: pd.DataFrame, wordnet: pd.DataFrame, *, n_pairs: int = 5) -> list[tuple[str, str]]:
+    """Pairs of a stable noun and a frequent verb for the slides' per-word MEV finding, by a stated rule.
+
+    Nouns: words that WordNet lists only as a noun, with at most 2 senses, three or more letters,
+    not a stopword, not ending in ``s`` or ``ing`` (WordNet lists many inflected forms as nouns:
+    ``talks``, ``using``). Verbs: words with at least 10 WordNet verb senses and more verb than
+    noun senses (``go``: 30 and 4). Both ranked by their number of contexts (ties by first
+    appearance); the i-th noun is paired with the i-th verb. Words are looked up in lowercase.
+
+    Parameters
+    ----------
+    per_word : pandas.DataFrame
+        The ``per_word`` table of one model (``word``, ``n_contexts``; any number of layers).
+    wordnet : pandas.DataFrame
+        :func:`isolib.datasets.load_wordnet_pos` (``word``, ``pos``, ``n_senses``).
+    n_pairs : int
+
+    Returns
+    -------
+    list of (str, str)
+        At most ``n_pairs`` pairs (fewer when the corpus has fewer such words).
+    """
+    contexts = per_word.groupby("word", sort=False).n_contexts.max().sort_values(ascending=False, kind="stable")
+    senses = wordnet.pivot_table(index="word", columns="pos", values="n_senses", fill_value=0)
+    senses = senses.reindex(columns=["noun", "verb", "adjective", "adverb"], fill_value=0)
+    found = senses.reindex(contexts.index.str.lower()).fillna(0).set_axis(contexts.index)
+    lower = contexts.index.str.lower()
+    nouns = contexts.index[found.noun.between(1, 2) & (found[["verb", "adjective", "adverb"]].sum(axis=1) == 0)
+                           & lower.str.fullmatch(r"[a-z]{3,}") & ~lower.str.endswith(("s", "ing"))
+                           & ~lower.isin(STOPWORDS)]
+    verbs = contexts.index[(found.verb >= 10) & (found.verb > found.noun) & lower.str.fullmatch(r"[a-z]+")]
+    return list(zip(nouns[:n_pairs], verbs[:n_pairs]))
+
+
+def _interval(verdict: Verdict) -> str:
+    """``[95% CI low-high]`` of a bootstrapped verdict ("" without an interval)."""
+    return "" if verdict.interval is None else f"[95% CI {verdict.interval[0]:.2f}-{verdict.interval[1]:.2f}]"
+
+
 def _model_findings(model: str, table: pd.DataFrame, lowest: pd.DataFrame, per_word: pd.DataFrame,
-                    table1: pd.DataFrame | None, example_words, n_lowest: int) -> list[Finding]:
+                    table1: pd.DataFrame | None, example_pairs, n_lowest: int, min_coverage: float) -> list[Finding]:
     """The paper's qualitative findings on one model (see :func:`assess_findings`)."""
     upper = table[table.index > 0]
     paper_model = counterpart(model)
     intra = table.intra_similarity_adjusted
     shares = lowest[(lowest.model == model) & (lowest.layer > 0)].stopword_share
+    stopwords = bootstrap_threshold(shares.to_numpy(), np.median, above=0.5, inclusive=True)
     findings = [
         declare("Anisotropy in every non-input layer",
                 "average cosine between random words well above 0 in every non-input layer of BERT, GPT-2 and ELMo",
                 model, f"lowest {upper.baseline_cosine.min():.3f} (L{upper.baseline_cosine.idxmin()})",
                 threshold(upper.baseline_cosine, above=0.1),
                 "reproduced if the average cosine exceeds 0.1 in every non-input layer.", headline=True),
-        declare("Anisotropy grows with depth", "higher layers more anisotropic (BERT 0.17 at L1 to 0.68 at L11)",
+        declare("Anisotropy grows with depth", "higher layers more anisotropic (BERT 0.105 at L0, 0.42 at L6, 0.675 at L11)",
                 model, f"Spearman {spearman(upper.index, upper.baseline_cosine):.2f} (layer vs average cosine)",
                 trend(upper.baseline_cosine, rising=True),
                 "reproduced if Spearman's rho of the average cosine against the layer exceeds 0.5 over "
@@ -739,10 +786,12 @@ def _model_findings(model: str, table: pd.DataFrame, lowest: pd.DataFrame, per_w
                 "reproduced if Spearman's rho of the adjusted self-similarity against the layer is below -0.5.",
                 headline=True),
         declare("Stopwords have the lowest self-similarity", "e.g. ELMo's lowest: and, of, 's, the, to", model,
-                f"median stopword share {shares.median():.2f} among the {n_lowest} lowest",
-                threshold(shares.median(), above=0.5, inclusive=True),
+                f"median stopword share {shares.median():.2f} {_interval(stopwords)} among the {n_lowest} lowest "
+                f"(per layer: {', '.join(f'{share:.1f}' for share in shares)})",
+                stopwords,
                 f"reproduced if, in the median non-input layer, at least half of the {n_lowest} words of lowest "
-                "self-similarity are stopwords (scikit-learn's English list)."),
+                "self-similarity are stopwords (scikit-learn's English list); borderline if the 95% bootstrap "
+                "interval over layers crosses 0.5."),
     ]
     if paper_model == "bert-base-cased":
         rho = spearman(upper.index, upper.intra_similarity_adjusted)
@@ -802,41 +851,51 @@ def _model_findings(model: str, table: pd.DataFrame, lowest: pd.DataFrame, per_w
             all_of(sign(self_up), sign(intra_up)),
             "reproduced if both adjusted measures are higher in the last layer than in the one below."))
 
-    if example_words is not None:
-        findings.append(_example_words_finding(model, per_word, example_words))
+    if example_pairs is not None:
+        findings.append(_example_words_finding(model, per_word, example_pairs))
     if table1 is not None and table1[table1.model == model].layer.notna().any():
-        findings += _table1_findings(model, table1[table1.model == model])
+        findings += _table1_findings(model, table1[table1.model == model], min_coverage)
     return findings
 
 
-def _example_words_finding(model: str, per_word: pd.DataFrame, example_words: tuple[str, str]) -> Finding:
+def _example_words_finding(model: str, per_word: pd.DataFrame, pairs: dict) -> Finding:
+    """The slides' per-word MEV finding on one model, over several (noun, verb) pairs (:func:`example_word_pairs`)."""
     claim, paper = "Slides: a concrete noun's MEV stays high, a frequent verb's is lower", "beverage near 1; go and school lower"
-    noun, verb = example_words
+    chosen = pairs.get(model, [])
+    rule = ("reproduced if, averaged over the (noun, verb) pairs of example_word_pairs' rule, the noun's raw MEV "
+            "exceeds the verb's in more than half of the non-input layers; borderline if the 95% bootstrap "
+            "interval over pairs crosses 0.5.")
+    if not chosen:
+        return not_comparable(claim, paper, "not comparable when no (noun, verb) pair meets the rule.", model=model)
     words = per_word[(per_word.model == model) & (per_word.layer > 0)].pivot(index="layer", columns="word", values="mev")
-    if noun not in words or verb not in words:
-        return not_comparable(claim, paper, "not comparable when either word is not analysed.", model=model,
-                              ours=f"{noun} or {verb} below min_contexts")
-    wins = float((words[noun] > words[verb]).mean())
-    return declare(claim, paper, model, f"{noun} above {verb} in {wins:.0%} of non-input layers "
-                   f"(mean {words[noun].mean():.2f} vs {words[verb].mean():.2f})",
-                   threshold(wins, above=0.5), "reproduced if the noun's raw MEV exceeds the verb's in most non-input layers.")
+    wins = pd.Series([float((words[noun] > words[verb]).mean()) for noun, verb in chosen],
+                     index=[f"{noun}/{verb}" for noun, verb in chosen])
+    verdict = bootstrap_threshold(wins.to_numpy(), np.mean, above=0.5)
+    return declare(claim, paper, model, f"noun above verb in {wins.mean():.0%} of non-input layers {_interval(verdict)} "
+                   "(" + ", ".join(f"{pair} {share:.0%}" for pair, share in wins.items()) + ")", verdict, rule)
 
 
-def _table1_findings(model: str, rows: pd.DataFrame) -> list[Finding]:
+def _table1_findings(model: str, rows: pd.DataFrame, min_coverage: float) -> list[Finding]:
     """Table 1 findings on one model: best layer against the static embedding, lower against upper layers."""
     scores = rows.pivot_table(index="embedding", columns="benchmark", values="score", dropna=False, sort=False)
+    coverage = rows.pivot_table(index="embedding", columns="benchmark", values="coverage", dropna=False, sort=False)
     layers = rows.dropna(subset=["layer"]).groupby("embedding", sort=False).layer.first()
     static = scores.loc[[name for name in scores.index if name not in layers.index]].iloc[0]
     best = scores.loc[layers.index].mean(axis=1).idxmax()
-    compared = scores.loc[best].notna() & static.notna()
-    wins = int((scores.loc[best][compared] > static[compared]).sum())
+    compared = (scores.loc[best].notna() & static.notna() & (coverage.loc[best] >= min_coverage)
+                & (coverage.loc[static.name] >= min_coverage))
+    pairs = pd.DataFrame({"ours": scores.loc[best][compared], "static": static[compared]})
+    verdict = bootstrap_threshold(pairs, lambda t: float((t.ours > t.static).mean()), above=0.5, inclusive=True)
     findings = [declare(
         "Table 1: PC static embeddings beat GloVe on most benchmarks",
         "BERT layer 1 best; most layers beat GloVe and FastText", model,
-        f"{best} beats {static.name} in {wins} of {int(compared.sum())} benchmarks",
-        threshold(wins - compared.sum() / 2, above=0.0, inclusive=True) if compared.any() else Verdict.undecided(),
-        "reproduced if the best layer (mean score) beats the static embedding restricted to the same "
-        "words on at least half of the benchmarks both can score.")]
+        f"{best} beats {static.name} in {int((pairs.ours > pairs.static).sum())} of {len(pairs)} benchmarks "
+        f"covered at least {min_coverage:.0%} {_interval(verdict)}"
+        + (f" (left out: {', '.join(compared.index[~compared])})" if (~compared).any() else ""),
+        verdict,
+        "reproduced if the best layer (mean score) beats the static embedding restricted to the same words on at "
+        f"least half of the benchmarks both score with at least {min_coverage:.0%} of items covered; borderline "
+        "if the 95% bootstrap interval over benchmarks crosses one half.")]
     non_input = layers[layers > 0]
     if len(non_input) >= 2:
         low, high = scores.loc[non_input.index[0]].mean(), scores.loc[non_input.index[-1]].mean()
@@ -847,9 +906,36 @@ def _table1_findings(model: str, rows: pd.DataFrame) -> list[Finding]:
     return findings
 
 
+def _decoders_against_encoders(table1: pd.DataFrame) -> list[Finding]:
+    """Table 1: every decoder's best layer against every encoder's, bootstrapped over benchmarks."""
+    layers = table1.dropna(subset=["layer"])
+    scores = layers.pivot_table(index="benchmark", columns=["model", "embedding"], values="score").dropna()
+    models = list(pd.unique(layers.model))
+    decoders = [m for m in models if counterpart(m) == "gpt2"]
+    encoders = [m for m in models if counterpart(m) == "bert-base-cased"]
+    if not decoders or not encoders:
+        return []
+
+    def gap(benchmarks: pd.DataFrame) -> float:
+        best = benchmarks.mean().groupby("model").max()  # each model's best layer, mean over benchmarks
+        return float(best[encoders].min() - best[decoders].max())
+
+    best = scores.mean().groupby("model").max()
+    verdict = bootstrap_threshold(scores, gap, above=0.0)
+    return [declare(
+        "Table 1: GPT-2's PC static embeddings are worse than BERT's", "clearly worse on every benchmark",
+        ", ".join(decoders + encoders),
+        "; ".join(f"{m} {best[m]:.3f}" for m in decoders + encoders)
+        + f" (best layer, mean score over {len(scores)} benchmarks); gap {verdict.value:.3f} {_interval(verdict)}",
+        verdict,
+        "reproduced if every decoder's best layer has a lower mean score than every encoder's best layer "
+        "(vocabularies differ between models, so the word sets differ too); borderline if the 95% bootstrap "
+        "interval of the smallest gap over benchmarks crosses 0.")]
+
+
 def assess_findings(per_layer: pd.DataFrame, per_word: pd.DataFrame, table1: pd.DataFrame | None = None, *,
-                    example_words: tuple[str, str] | None = None, n_lowest: int = 10,
-                    tolerance: float = 0.05) -> list[Finding]:
+                    example_pairs: dict | None = None, n_lowest: int = 10, tolerance: float = 0.05,
+                    min_coverage: float = 0.25) -> list[Finding]:
     """Decide, finding by finding, whether this run reproduces Ethayarajh (2019).
 
     Every status follows a rule stated in the returned :class:`~isolib.findings.Finding`. A
@@ -864,12 +950,15 @@ def assess_findings(per_layer: pd.DataFrame, per_word: pd.DataFrame, table1: pd.
         The tables of :func:`contextuality_by_layer`, concatenated over models.
     table1 : pandas.DataFrame, optional
         :func:`static_embedding_table` rows, concatenated over models.
-    example_words : (str, str), optional
-        A stable noun and a frequent verb, for the slides' per-word MEV finding.
+    example_pairs : dict of str to list of (str, str), optional
+        Per model, (stable noun, frequent verb) pairs for the slides' per-word MEV finding
+        (:func:`example_word_pairs`).
     n_lowest : int
         Words of lowest self-similarity inspected per layer for the stopword finding.
     tolerance : float
         Largest absolute difference from a reference number that counts as reproduced.
+    min_coverage : float
+        Table 1 findings count only benchmarks with at least this share of items covered.
 
     Returns
     -------
@@ -879,19 +968,9 @@ def assess_findings(per_layer: pd.DataFrame, per_word: pd.DataFrame, table1: pd.
     findings = []
     for model, table in per_layer.groupby("model", sort=False):
         findings += _model_findings(model, table.set_index("layer").sort_index(), lowest, per_word, table1,
-                                    example_words, n_lowest)
+                                    example_pairs, n_lowest, min_coverage)
     if table1 is not None:
-        best = table1.dropna(subset=["layer"]).groupby(["model", "embedding"]).score.mean().groupby("model").max()
-        decoders = [m for m in best.index if counterpart(m) == "gpt2"]
-        encoders = [m for m in best.index if counterpart(m) == "bert-base-cased"]
-        if decoders and encoders:
-            findings.append(declare(
-                "Table 1: GPT-2's PC static embeddings are worse than BERT's", "clearly worse on every benchmark",
-                ", ".join(decoders + encoders),
-                "; ".join(f"{m} {best[m]:.3f}" for m in decoders + encoders) + " (best layer, mean score)",
-                sign(best[encoders].min() - best[decoders].max()),
-                "reproduced if every decoder's best layer has a lower mean score than every encoder's best layer "
-                "(vocabularies differ between models, so coverage differs too)."))
+        findings += _decoders_against_encoders(table1)
     findings += compare_reference(per_layer, PAPER_REFERENCE, PAPER_MODELS, counterpart, _MEASURE_NAMES,
                                   tolerance=tolerance)
     findings.append(not_comparable("ELMo: same-sentence words grow more similar in upper layers",
