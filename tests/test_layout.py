@@ -60,10 +60,6 @@ def test_every_study_module_has_its_notebook():
 
 
 def test_the_overview_is_generated_from_the_committed_results():
-    try:  # TRANSITIONAL: removed in the commit that adds the first full run written by isolib.findings
-        overview_text(runner.FIGURES_DIR)
-    except ValueError as error:
-        pytest.skip(f"the committed full results predate isolib.findings: {error}")
     committed = runner.FIGURES_DIR / "README.md"
     assert committed.exists(), "run `python -m isolib overview` to write figures/README.md"
     text = committed.read_text()
