@@ -87,7 +87,9 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
     executed.parent.mkdir(parents=True, exist_ok=True)
     # Progress bars and interactive niceties must stay out of stored outputs.
     os.environ["ISOLIB_PROGRESS"] = "0"
-    os.environ["MPLBACKEND"] = "Agg"
+    # The inline backend stores each shown figure as PNG in the executed notebook (Agg would show
+    # nothing, leaving every "Figure" section empty on GitHub); it needs no display either.
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     start = time.perf_counter()
     try:
         source = jupytext.read(NOTEBOOK_DIR / f"{notebook}.py")

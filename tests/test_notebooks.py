@@ -57,6 +57,11 @@ def test_committed_notebook_is_a_clean_quick_run(name):
     assert not [o for o in outputs if o.output_type == "error"]
     assert not [o for o in outputs if o.get("name") == "stderr"], "warnings or progress bars leaked into outputs"
     assert any("# NBVAL_CHECK_OUTPUT" in cell.source for cell in code), "nbval needs checked cells"
+    # A cell that shows a figure at its top level (not inside a function it defines).
+    showing = [cell for cell in code if re.search(r"^plt\.show\(\)", cell.source, re.M)]
+    assert showing or "plt.show()" not in "".join(cell.source for cell in code)
+    assert all(any("image/png" in output.get("data", {}) for output in cell.outputs) for cell in showing), \
+        "a cell that shows a figure stored no image: run `make quick`"
     assert not [c for c in code if re.search(r"injected-parameters", str(c.metadata))], "quick runs inject nothing"
 
 
