@@ -110,7 +110,13 @@ class Verdict:
 
     @classmethod
     def undecided(cls, value: float = np.nan) -> Verdict:
+        """A verdict the rule cannot reach (the finding is "not comparable")."""
         return cls(None, float(value), np.nan)
+
+    @property
+    def interval_text(self) -> str:
+        """``[95% CI low-high]`` for a bootstrapped verdict, "" otherwise (for the "this run" text)."""
+        return "" if self.interval is None else f"[95% CI {self.interval[0]:.2f}-{self.interval[1]:.2f}]"
 
 
 def spearman(x, y) -> float:

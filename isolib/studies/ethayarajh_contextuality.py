@@ -755,11 +755,6 @@ def example_word_pairs(per_word: pd.DataFrame, wordnet: pd.DataFrame, *, n_pairs
     return list(zip(nouns[:n_pairs], verbs[:n_pairs]))
 
 
-def _interval(verdict: Verdict) -> str:
-    """``[95% CI low-high]`` of a bootstrapped verdict ("" without an interval)."""
-    return "" if verdict.interval is None else f"[95% CI {verdict.interval[0]:.2f}-{verdict.interval[1]:.2f}]"
-
-
 def _model_findings(model: str, table: pd.DataFrame, lowest: pd.DataFrame, per_word: pd.DataFrame,
                     table1: pd.DataFrame | None, example_pairs, n_lowest: int, min_coverage: float) -> list[Finding]:
     """The paper's qualitative findings on one model (see :func:`assess_findings`)."""
@@ -786,7 +781,7 @@ def _model_findings(model: str, table: pd.DataFrame, lowest: pd.DataFrame, per_w
                 "reproduced if Spearman's rho of the adjusted self-similarity against the layer is below -0.5.",
                 headline=True),
         declare("Stopwords have the lowest self-similarity", "e.g. ELMo's lowest: and, of, 's, the, to", model,
-                f"median stopword share {shares.median():.2f} {_interval(stopwords)} among the {n_lowest} lowest "
+                f"median stopword share {shares.median():.2f} {stopwords.interval_text} among the {n_lowest} lowest "
                 f"(per layer: {', '.join(f'{share:.1f}' for share in shares)})",
                 stopwords,
                 f"reproduced if, in the median non-input layer, at least half of the {n_lowest} words of lowest "
@@ -871,7 +866,7 @@ def _example_words_finding(model: str, per_word: pd.DataFrame, pairs: dict) -> F
     wins = pd.Series([float((words[noun] > words[verb]).mean()) for noun, verb in chosen],
                      index=[f"{noun}/{verb}" for noun, verb in chosen])
     verdict = bootstrap_threshold(wins.to_numpy(), np.mean, above=0.5)
-    return declare(claim, paper, model, f"noun above verb in {wins.mean():.0%} of non-input layers {_interval(verdict)} "
+    return declare(claim, paper, model, f"noun above verb in {wins.mean():.0%} of non-input layers {verdict.interval_text} "
                    "(" + ", ".join(f"{pair} {share:.0%}" for pair, share in wins.items()) + ")", verdict, rule)
 
 
@@ -890,7 +885,7 @@ def _table1_findings(model: str, rows: pd.DataFrame, min_coverage: float) -> lis
         "Table 1: PC static embeddings beat GloVe on most benchmarks",
         "BERT layer 1 best; most layers beat GloVe and FastText", model,
         f"{best} beats {static.name} in {int((pairs.ours > pairs.static).sum())} of {len(pairs)} benchmarks "
-        f"covered at least {min_coverage:.0%} {_interval(verdict)}"
+        f"covered at least {min_coverage:.0%} {verdict.interval_text}"
         + (f" (left out: {', '.join(compared.index[~compared])})" if (~compared).any() else ""),
         verdict,
         "reproduced if the best layer (mean score) beats the static embedding restricted to the same words on at "
@@ -926,7 +921,7 @@ def _decoders_against_encoders(table1: pd.DataFrame) -> list[Finding]:
         "Table 1: GPT-2's PC static embeddings are worse than BERT's", "clearly worse on every benchmark",
         ", ".join(decoders + encoders),
         "; ".join(f"{m} {best[m]:.3f}" for m in decoders + encoders)
-        + f" (best layer, mean score over {len(scores)} benchmarks); gap {verdict.value:.3f} {_interval(verdict)}",
+        + f" (best layer, mean score over {len(scores)} benchmarks); gap {verdict.value:.3f} {verdict.interval_text}",
         verdict,
         "reproduced if every decoder's best layer has a lower mean score than every encoder's best layer "
         "(vocabularies differ between models, so the word sets differ too); borderline if the 95% bootstrap "
