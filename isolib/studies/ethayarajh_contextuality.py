@@ -65,7 +65,6 @@ from isolib.evaluation import WordVectors, analogy_accuracy, categorization_puri
 from isolib.findings import (
     Finding,
     PaperModel,
-    Verdict,
     all_of,
     bootstrap_threshold,
     compare_reference,
