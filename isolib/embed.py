@@ -136,6 +136,26 @@ class Embeddings:
         return array if self.rows is None else array[self.rows]
 
 
+_SPACE_MARKERS = ("Ġ", "▁")
+
+
+def unit_text(piece: str) -> str:
+    """A tokenizer piece without its leading space marker (``Ġ`` of byte-level BPE, ``▁`` of SentencePiece).
+
+    The marker only records a preceding space, so ``Ġthe`` and a sentence-initial ``the`` read as
+    one type; WordPiece's ``##`` is kept (``##s`` is another vocabulary entry than ``s``).
+    """
+    return piece[1:] if piece[:1] in _SPACE_MARKERS else piece
+
+
+def is_punctuation(text: str) -> bool:
+    """True if ``text`` holds no letter and no digit: ``.``, ``--``, ``##.``; not ``5.3`` or ``'s``.
+
+    The one rule by which the studies tell punctuation and symbol tokens from words.
+    """
+    return not any(character.isalnum() for character in text)
+
+
 def first_position_norm_ratio(embeddings: Embeddings) -> pd.Series:
     """Mean norm of the first non-special token of each sentence over that of the other non-special tokens.
 

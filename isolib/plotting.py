@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
@@ -79,3 +80,32 @@ def plot_per_layer(table: pd.DataFrame, value: str, *, ax=None, model: str = "mo
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel or value)
     return ax
+
+
+def plot_points(ax, coordinates, colour, *, categorical: bool = False, cmap: str | None = None, size: float = 3.0,
+                alpha: float = 0.6, colorbar_label: str | None = None):
+    """Scatter of points on 2 coordinates (or 3, on a 3-D axis), coloured by a category or by a value.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes (or Axes3D for 3 coordinates)
+    coordinates : array_like of shape (n_points, 2) or (n_points, 3)
+    colour : array_like of shape (n_points,)
+        Category codes (``categorical=True``: one qualitative colour each, tab10 or tab20) or values
+        (a continuous colour map with a colour bar labelled ``colorbar_label``).
+
+    Returns
+    -------
+    The scatter artist.
+    """
+    points = np.asarray(coordinates)
+    values = np.asarray(colour)
+    if categorical:
+        codes, categories = pd.factorize(values, sort=True)
+        cmap = cmap or ("tab10" if len(categories) <= 10 else "tab20")
+        artist = ax.scatter(*points.T, c=codes, cmap=cmap, vmin=-0.5, vmax=max(len(categories), 10) - 0.5,
+                            s=size, alpha=alpha, linewidths=0)
+    else:
+        artist = ax.scatter(*points.T, c=values, cmap=cmap or "viridis", s=size, alpha=alpha, linewidths=0)
+        ax.figure.colorbar(artist, ax=ax, label=colorbar_label, shrink=0.8)
+    return artist

@@ -22,6 +22,7 @@ regenerates ``figures/README.md`` from the committed ``RESULTS.md`` files.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +121,17 @@ def store_reference(executed: Path, target: Path) -> None:
     nbformat.write(nb, target)
     # Rewrite the paired script from the stored notebook: only its jupytext header can change.
     jupytext.write(jupytext.read(target), target.with_suffix(".py"), fmt="py:percent")
+
+
+def peak_memory_gib() -> float:
+    """Peak resident memory of this process so far, in GiB (NaN where the platform does not say, e.g. Windows)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return float("nan")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports kilobytes, macOS bytes.
+    return peak / (2**30 if sys.platform == "darwin" else 2**20)
 
 
 def _first_line(error: Exception) -> str:

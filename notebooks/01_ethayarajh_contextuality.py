@@ -77,7 +77,6 @@ device: str = "cpu"  # torch device: cpu or cuda
 random_state: int = 0  # seed of the sentence sample and of every occurrence sample
 
 # %%
-import resource
 import time
 from pathlib import Path
 
@@ -91,7 +90,7 @@ from isolib.embed import embed_views, first_position_norm_ratio, split_view
 from isolib.findings import STATUSES, findings_table, write_results
 from isolib.models import load_static
 from isolib.plotting import plot_per_layer, save_figure, save_table, set_style
-from isolib.runner import FIGURES_DIR
+from isolib.runner import FIGURES_DIR, peak_memory_gib
 from isolib.studies.ethayarajh_contextuality import (
     CITATION,
     assess_findings,
@@ -424,7 +423,7 @@ for name in labels:
 findings = assess_findings(per_layer, per_word, table1_long, example_pairs=example_pairs, n_lowest=n_lowest,
                            min_coverage=min_coverage)
 elapsed_minutes = (time.perf_counter() - started) / 60
-peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kilobytes on Linux
+peak_gib = peak_memory_gib()
 notes = [
     f"Profile `{profile}`: models {', '.join(models)}; {len(sentences)} {corpus.upper()} sentences; "
     f"unit `{unit}`; types in at least {min_contexts} sentences; baselines from {n_samples} random occurrences; "

@@ -10,7 +10,16 @@ import numpy as np
 import pytest
 
 from isolib import embed as embed_module
-from isolib.embed import embed, embed_views, first_position_norm_ratio, split_view, token_table, view_label
+from isolib.embed import (
+    embed,
+    embed_views,
+    first_position_norm_ratio,
+    is_punctuation,
+    split_view,
+    token_table,
+    unit_text,
+    view_label,
+)
 from isolib.errors import ModelError
 
 pytestmark = pytest.mark.models
@@ -201,3 +210,17 @@ def test_a_killed_run_leaves_nothing_trusted_and_the_rerun_resumes(point, minilm
     assert resumed.tokens.equals(clean.tokens)
     # Shards computed in another process may differ in the last float bits (thread scheduling).
     np.testing.assert_allclose(resumed.layer(-1), clean.layer(-1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("text, expected", [
+    (".", True), (",", True), ("--", True), ("'", True), ("", True), ("##.", True), ("?!", True),
+    ("5.3", False), ("'s", False), ("dog", False), ("##s", False), ("café", False), ("42", False),
+])
+def test_punctuation_means_no_letter_and_no_digit(text, expected):
+    assert is_punctuation(text) is expected
+
+
+@pytest.mark.parametrize("piece, text", [("Ġthe", "the"), ("▁the", "the"), ("##ing", "##ing"), ("the", "the"),
+                                         ("Ġ", ""), ("ĠĠx", "Ġx")])
+def test_unit_text_drops_only_the_leading_space_marker(piece, text):
+    assert unit_text(piece) == text

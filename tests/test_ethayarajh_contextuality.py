@@ -13,13 +13,11 @@ from isolib.studies.ethayarajh_contextuality import (
     assess_findings,
     corpus_sentences,
     first_principal_direction,
-    is_punctuation,
     layer_statistics,
     lowest_self_similarity,
     occurrence_index,
     pc_static_vectors,
     restricted_to,
-    unit_text,
     word_benchmarks,
 )
 from isolib.evaluation import WordVectors
@@ -76,20 +74,6 @@ def test_repeated_words_are_separate_occurrences_but_one_context():
     assert list(index.piece_rows[dog.index[:2]]) == [1, 2]
     with pytest.raises(ValueError, match="no word occurs in 5"):
         occurrence_index(make_tokens(sentences[:4]))
-
-
-@pytest.mark.parametrize("text, expected", [
-    (".", True), (",", True), ("--", True), ("'", True), ("", True), ("##.", True), ("?!", True),
-    ("5.3", False), ("'s", False), ("dog", False), ("##s", False), ("café", False), ("42", False),
-])
-def test_punctuation_means_no_letter_and_no_digit(text, expected):
-    assert is_punctuation(text) is expected
-
-
-@pytest.mark.parametrize("piece, text", [("Ġthe", "the"), ("▁the", "the"), ("##ing", "##ing"), ("the", "the"),
-                                         ("Ġ", ""), ("ĠĠx", "Ġx")])
-def test_unit_text_drops_only_the_leading_space_marker(piece, text):
-    assert unit_text(piece) == text
 
 
 def test_punctuation_and_special_tokens_are_not_occurrences():

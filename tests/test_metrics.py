@@ -390,6 +390,18 @@ def test_select_kmeans_finds_separated_clusters_and_falls_back_to_one():
     assert noise.silhouettes.max() < 0.1
 
 
+def test_select_kmeans_fitted_on_a_sample_labels_every_point():
+    generator = np.random.default_rng(1)
+    centres = np.eye(6)[:3] * 20
+    labels = generator.integers(3, size=900)
+    X = centres[labels] + generator.normal(size=(900, 6))
+    sampled = select_kmeans(X, range(2, 5), fit_size=90, n_init=2, random_state=0)
+    assert sampled.n_clusters == 3 and len(sampled.labels) == 900
+    assert pd.crosstab(sampled.labels, labels).gt(0).sum(axis=1).eq(1).all()  # the unfitted points too
+    whole = select_kmeans(X, range(2, 5), fit_size=10_000, n_init=2, random_state=0)
+    assert np.array_equal(whole.labels, select_kmeans(X, range(2, 5), n_init=2, random_state=0).labels)
+
+
 def test_centre_per_cluster_zeroes_every_cluster_mean_and_keeps_dtype():
     X, labels = blobs(n=200)
     centred = centre_per_cluster(X.astype(np.float32), labels)

@@ -203,12 +203,13 @@ def select_kmeans(
     *,
     threshold: float = 0.1,
     sample_size: int | None = 20000,
+    fit_size: int | None = None,
     n_init: int = 10,
     random_state=None,
 ) -> KMeansSelection:
     """Choose the number of k-means clusters by silhouette, as Cai et al. (2021).
 
-    K-means is fitted on all points for each k in ``k_range``; each partition is
+    K-means is fitted on all points (or a sample of ``fit_size``) for each k in ``k_range``; each partition is
     scored by :func:`silhouette` on one uniform sample of ``sample_size`` points
     (the same sample for every k); the k with the best silhouette is chosen, or
     k = 1 (no clusters) if that best silhouette is below ``threshold``.
@@ -222,6 +223,10 @@ def select_kmeans(
         Minimum best silhouette for any clustering to be accepted (the authors: 0.1).
     sample_size : int or None
         Points scored by the silhouette (the authors: 20,000); None: all.
+    fit_size : int or None
+        None (default, the authors): k-means is fitted on all points. An int: fitted on a uniform
+        sample of this many points, every point then assigned to its nearest centre -- the
+        fits cost in proportion to the points, so this bounds the time on a large layer.
     n_init : int
         K-means restarts for each k; 10 was scikit-learn's default when the authors
         ran their code (and is the default of ``isolib.transforms.cluster_isotropy``).
@@ -245,13 +250,15 @@ def select_kmeans(
     generator = rng(random_state)
     seed = sklearn_seed(random_state)
     sample = sample_rows(len(points), sample_size, generator)
+    fitted = sample_rows(len(points), fit_size, generator)
     candidates = [check_int(k, "k in k_range", low=2, high=len(sample) - 1) for k in k_range]
     if not candidates:
         raise ValueError("k_range is empty; give at least one k >= 2.")
 
     partitions, scores = {}, {}
     for k in candidates:
-        partitions[k] = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit_predict(points).astype(np.intp)
+        kmeans = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(points[fitted])
+        partitions[k] = (kmeans.labels_ if len(fitted) == len(points) else kmeans.predict(points)).astype(np.intp)
         sampled = partitions[k][sample]
         # A sample can miss clusters; with fewer than 2 left the silhouette is undefined.
         scores[k] = silhouette(points[sample], sampled) if len(np.unique(sampled)) >= 2 else np.nan

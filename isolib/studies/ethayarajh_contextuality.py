@@ -60,7 +60,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from isolib import datasets
 from isolib._blas import one_blas_thread
 from isolib._checks import as_points, rng
-from isolib.embed import split_view
+from isolib.embed import is_punctuation, split_view, unit_text
 from isolib.evaluation import WordVectors, analogy_accuracy, categorization_purity, word_similarity
 from isolib.findings import (
     Finding,
@@ -90,8 +90,6 @@ __all__ = [
     "STOPWORDS",
     "PAPER_REFERENCE",
     "STAND_INS",
-    "unit_text",
-    "is_punctuation",
     "OccurrenceIndex",
     "occurrence_index",
     "corpus_sentences",
@@ -114,23 +112,12 @@ __all__ = [
 ]
 
 UNITS = ("token", "word")
-_SPACE_MARKERS = ("Ġ", "▁")
 _TOKEN_COLUMNS = ("sentence_id", "token", "word_id", "word", "is_special")
 # scikit-learn's English stop-word list (318 words), for the paper's "stopwords" finding.
 STOPWORDS = frozenset(ENGLISH_STOP_WORDS)
 
 
 # --------------------------------------------------------------------------- occurrences
-
-
-def unit_text(piece: str) -> str:
-    """A tokenizer piece without its leading space marker (``Ġ`` or ``▁``); ``##`` is kept."""
-    return piece[1:] if piece[:1] in _SPACE_MARKERS else piece
-
-
-def is_punctuation(text: str) -> bool:
-    """True if ``text`` holds no letter and no digit (the module's punctuation rule)."""
-    return not any(character.isalnum() for character in text)
 
 
 # A tokenizer's own markers such as [UNK] or <unk>: uppercase in an uncased vocabulary.

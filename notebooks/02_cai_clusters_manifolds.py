@@ -1,0 +1,482 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Isotropy in the contextual embedding space: clusters and manifolds
+#
+# Xingyu Cai, Jiaji Huang, Yuchen Bian and Kenneth Church (2021), *Isotropy in the Contextual
+# Embedding Space: Clusters and Manifolds*, ICLR 2021 (read here from the authors' slides).
+#
+# Contextual embeddings look strongly anisotropic: any two token vectors have a high cosine. The
+# paper argues that this is a *global* view, misled by a few isolated clusters: inside each cluster,
+# once its mean is subtracted, the space is nearly isotropic. It also shows a low-dimensional
+# "Swiss roll" manifold in GPT and GPT-2 and measures the local intrinsic dimension (LID) of the
+# contextual spaces against static embeddings. This notebook regenerates:
+#
+# * **Figure `fig_initial_look`** — S_inter and S_intra per layer (the paper's "initial look at anisotropy");
+# * **Figure `fig_clusters`** — 2-D PCA views of a layer coloured by k-means cluster (the "isolated clusters");
+# * **Figure `fig_cluster_isotropy`** — the chosen k, its silhouette, and S_inter / S_intra inside the clusters after per-cluster centring;
+# * **Figure `fig_swiss_roll`** — 2-D and 3-D PCA views of layer 3 (the paper's layer 2) coloured by token frequency;
+# * **Figure `fig_symbols`** — symbol tokens and word tokens in the same view;
+# * **Figure `fig_lid`** — LID per layer, Euclidean and cosine, true and squared distances (the paper's Figure 9);
+# * **Table 3 `table3`** and **Figure `fig_lid_vs_n`** — LID of the contextual spaces against static GloVe vectors at matched numbers of points, and as a function of the number of points;
+# * **Tables `per_layer`, `silhouettes`, `stability`** — every per-layer number, the silhouette of every k, the same numbers at a smaller budget; and **`RESULTS.md`** — each claim of the paper beside ours.
+#
+# **Layer indexing.** Ours, as everywhere in this project: layer 0 is the input embedding layer,
+# layer *L* the output of block *L*. The authors' code analysed `hidden_states[1:]`, so **their
+# layer *L* is our layer *L* + 1** and they never analysed our layer 0. Figures say "L7 (paper 6)".
+#
+# **Data.** PTB (Mikolov's preprocessing) and WikiText-2 (tokens), train split, as running text:
+# each line is tokenised, the pieces are concatenated into one stream and cut into non-overlapping
+# windows of 512 tokens (special tokens included), as the authors did; a window never splits a
+# word, and the short last window is dropped. Windows are drawn at random up to a token budget per
+# corpus (the authors used all of PTB train, about 1 M tokens; two CPU cores cannot). Each token
+# keeps its position in its window. **Symbol tokens** are pieces with no letter and no digit (`.`,
+# `,`, `$`, `<`); statistics count word tokens only, unless `keep_symbols` keeps special and
+# symbol tokens as the authors' code did. The exact rules are in `isolib.studies.cai_clusters_manifolds`.
+#
+# **Models.** The paper's BERT, DistilBERT, GPT (openai-gpt) and GPT-2 come from the Hugging Face
+# Hub (profile `paper`); ELMo is not in transformers and is not run. Offline, `minilm`
+# (all-MiniLM-L6-v2, a 6-block BERT distilled from a larger one) stands in for DistilBERT, `mpnet`
+# (all-mpnet-base-v2, 12 blocks) for BERT, and the decoder `smollm2` (SmolLM2-135M, 30 blocks) for
+# GPT-2 and GPT. A decoder gets no start token, so the first token of every window is an attention
+# sink with a norm tens of times the others; the decoder is analysed as the paper did (`smollm2`)
+# and with each window's first position dropped (`smollm2 (position 0 dropped)`).
+
+# %% tags=["parameters"]
+profile: str = "quick"  # which profile produced this run: quick or full or paper
+output_dir: str = "../build/quick/figures/02_cai_clusters_manifolds"  # folder for figures and tables and RESULTS.md
+models: list = ["minilm"]  # offline short names such as minilm or mpnet or smollm2 or Hub ids such as gpt2
+corpora: list = ["ptb"]  # running text: ptb and or wikitext2 (train split)
+window_length: int = 512  # tokens per window including special tokens as the authors fed them
+token_budget: int = 8192  # about this many tokens per corpus and model in windows drawn at random; 0 takes every window
+layers: dict = {}  # layers to extract per model as a list of layer numbers; a model not listed gets every layer
+keep_symbols: bool = False  # True counts special and symbol tokens as types as the authors' code did
+decoder_views: list = ["drop"]  # views of a decoder's first position besides the paper's keep: drop or start_token
+k_max: int = 15  # k-means for k = 2 to k_max chosen by silhouette; k = 1 if the best silhouette is below 0.1
+n_init: int = 3  # k-means restarts per k; the authors had 10
+kmeans_fit_size: int = 5000  # k-means fitted on this many random points then every point assigned; 0 fits all as the authors
+silhouette_sample: int = 5000  # points scoring each k by silhouette; the authors had 20000
+max_instances: int = 1000  # instances per type drawn for S_intra as the authors
+lid_k: int = 100  # nearest neighbours of the LID estimate as the authors
+lid_queries: int = 2000  # random query points whose LID is averaged; 0 uses every point as the authors
+lid_n_points: list = [1000, 2000, 5000, 10000, 20000, 50000]  # numbers of points of the LID-against-n curve
+static_baseline: str = "glove-50d"  # static word vectors for the LID comparison
+n_plot_points: int = 5000  # points drawn for each scatter plot
+stability_share: float = 0.5  # the stability table repeats the first corpus with this share of its windows
+storage_dtype: str = "float16"  # cache dtype of the embeddings: float32 or float16
+device: str = "cpu"  # torch device: cpu or cuda
+random_state: int = 0  # seed of the window draw and of every sample and k-means initialisation
+
+# %%
+import time
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from isolib.datasets import load_corpus
+from isolib.embed import embed_views, first_position_norm_ratio, split_view
+from isolib.findings import STATUSES, findings_table, write_results
+from isolib.models import load_model, load_static
+from isolib.plotting import plot_per_layer, plot_points, save_figure, save_table, set_style
+from isolib.runner import FIGURES_DIR, peak_memory_gib
+from isolib.studies.cai_clusters_manifolds import (
+    CITATION,
+    assess_findings,
+    geometry_by_layer,
+    layer_name,
+    lid_against_n,
+    middle_layer,
+    models_run,
+    pca_view,
+    running_text_windows,
+    token_types,
+)
+
+started = time.perf_counter()
+set_style()
+if profile != "full" and Path(output_dir).resolve().is_relative_to(FIGURES_DIR):
+    raise ValueError(f"Only the full profile writes to {FIGURES_DIR}; set output_dir under build/.")
+geometry_options = dict(k_range=range(2, k_max + 1), n_init=n_init, kmeans_fit_size=kmeans_fit_size or None,
+                        silhouette_sample=silhouette_sample or None, max_instances=max_instances or None,
+                        lid_k=lid_k, lid_queries=lid_queries or None)
+
+# %% [markdown]
+# ## Windows and embeddings
+#
+# Each model cuts the text with its own tokenizer, so each gets its own windows (the same windows
+# of the stream, drawn with the same seed). `embed_views` runs the model once per corpus and caches
+# the requested layers; `token_types` keeps the analysed tokens and their types. For a decoder the
+# *first-position norm ratio* (mean norm of each window's first token over that of the others) shows the sink.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+embeddings, analysed, windows = {}, {}, {}
+for name in models:
+    loaded = load_model(name, device=device)
+    for corpus in corpora:
+        lines = load_corpus(corpus, split="train").text
+        cut = running_text_windows(lines, loaded.tokenizer, window_length=window_length,
+                                   token_budget=token_budget or None, random_state=random_state)
+        windows[name, corpus] = cut
+        views = embed_views(loaded, cut.text.tolist(), views=decoder_views, layers=layers.get(name),
+                            max_length=window_length, batch_size=8, dtype=storage_dtype, device=device)
+        for label, embedding in views.items():
+            embeddings[label, corpus] = embedding
+            analysed[label, corpus] = token_types(embedding.tokens, keep_symbols=keep_symbols)
+        print(f"{name}, {corpus}: {len(cut)} of {cut.attrs['n_windows']} windows ({cut.n_pieces.sum()} tokens of "
+              f"{cut.attrs['n_pieces']}); layers {list(embedding.layers)} of {embedding.n_layers}")
+    del loaded
+# The middle layer of each model (or its nearest extracted one) serves the pictures, the LID curve and the stability check.
+middle = {key: min(embedding.layers, key=lambda layer: abs(layer - middle_layer(embedding.n_layers)))
+          for key, embedding in embeddings.items()}
+for (label, corpus), kept in analysed.items():
+    print(f"{label}, {corpus}: {len(kept.rows)} analysed tokens of {len(np.unique(kept.types))} types "
+          f"({len(kept.symbol_rows)} symbol tokens {'kept' if keep_symbols else 'left out'})")
+    if embeddings[label, corpus].starts_with_content:
+        ratio = first_position_norm_ratio(embeddings[label, corpus])
+        print("  first-position norm ratio: " + ", ".join(f"L{layer} {value:.1f}" for layer, value in ratio.items()))
+
+# %% [markdown]
+# ## The measures, layer by layer
+#
+# For every layer: **S_inter**, the mean cosine between types (one random instance per type);
+# **S_intra**, the mean cosine between instances of the same type (at most 1,000 per type), averaged
+# over types. **Clusters**: k-means for k = 2…`k_max`, the k of best silhouette (scored on up to
+# 20,000 points), or k = 1 if that silhouette is below 0.1. Inside each cluster the cluster's mean is
+# subtracted and S_inter / S_intra are computed again, then averaged over clusters: unweighted (the
+# authors) and weighted by cluster size. As a control, S_inter after subtracting the *global* mean.
+# **LID** with k = 100 neighbours searched among all analysed tokens of the layer, averaged over
+# `lid_queries` random query points: Euclidean and cosine, each on true distances and on squared
+# distances (what the authors' faiss code measured: about half). `first_position_share` is the
+# largest share of window-first tokens in any cluster: 1 would mean a cluster made of sinks.
+
+# %%
+per_layer_tables, silhouette_tables, clusters = [], [], {}
+for (label, corpus), embedding in embeddings.items():
+    table, silhouettes, labels = geometry_by_layer(embedding, analysed[label, corpus], random_state=random_state,
+                                                   **geometry_options)
+    per_layer_tables.append(table.assign(model=label, corpus=corpus))
+    silhouette_tables.append(silhouettes.assign(model=label, corpus=corpus))
+    clusters[label, corpus] = labels
+per_layer = pd.concat(per_layer_tables, ignore_index=True)
+per_layer.insert(0, "model", per_layer.pop("model"))
+per_layer.insert(1, "corpus", per_layer.pop("corpus"))
+silhouette_table = pd.concat(silhouette_tables, ignore_index=True)[["model", "corpus", "layer", "k", "silhouette"]]
+save_table(per_layer, output_dir, "per_layer")
+save_table(silhouette_table, output_dir, "silhouettes")
+plotted = per_layer.assign(model=per_layer.model + ", " + per_layer.corpus)
+per_layer.drop(columns=["n_layers", "n_types"]).round(3)
+
+# %% [markdown]
+# ## Figure — the initial look: S_inter and S_intra per layer
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(13, 4), constrained_layout=True)
+for ax, (measure, title) in zip(axes, [("s_inter", "S_inter: different types"), ("s_intra", "S_intra: same type")]):
+    plot_per_layer(plotted, measure, ax=ax, ylabel="mean cosine")
+    ax.set_title(title)
+    ax.set_ylim(-0.05, 1.02)
+    ax.axhline(0, color="grey", lw=0.8)
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=4, fontsize="small")
+for ax in axes:
+    ax.get_legend().remove()
+fig.suptitle("Initial look: cosine between types and within types")
+save_figure(fig, output_dir, "fig_initial_look")
+plt.show()
+
+# %% [markdown]
+# **The paper** found both S_inter and S_intra high in every layer of every model: strong anisotropy.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for (model, corpus), group in per_layer.groupby(["model", "corpus"], sort=False):
+    upper = group[group.layer > 0]
+    print(f"This run, {model}, {corpus}: S_inter {upper.s_inter.min():.2f}-{upper.s_inter.max():.2f}, "
+          f"S_intra {upper.s_intra.min():.2f}-{upper.s_intra.max():.2f} over L1-L{upper.layer.max()}")
+
+# %% [markdown]
+# ## Figure — isolated clusters
+#
+# PCA fitted on all analysed tokens of the layer, `n_plot_points` of them drawn for the picture,
+# coloured by the k-means cluster chosen for that layer (one colour when k = 1); black crosses mark
+# window-first tokens (a decoder's attention sink). The paper shows GPT-2 and BERT at their layer 6
+# and DistilBERT and ELMo at their layer 1: here every model at its middle layer and the encoders
+# also at layer 2 (the paper's 1). First corpus only.
+
+# %%
+first_corpus = corpora[0]
+panels = []
+for (label, corpus), embedding in embeddings.items():
+    if corpus != first_corpus:
+        continue
+    wanted = ([] if embedding.starts_with_content else [2]) + [middle[label, corpus]]
+    panels += [(label, layer) for layer in dict.fromkeys(wanted) if layer in embedding.layers]
+draw = np.random.default_rng(random_state)
+fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4), squeeze=False, constrained_layout=True)
+for ax, (label, layer) in zip(axes[0], panels):
+    kept = analysed[label, first_corpus]
+    coordinates, explained = pca_view(embeddings[label, first_corpus].layer(layer)[kept.rows], n_components=2)
+    shown = np.sort(draw.choice(len(kept.rows), size=min(n_plot_points, len(kept.rows)), replace=False))
+    plot_points(ax, coordinates[shown], clusters[label, first_corpus][layer][shown], categorical=True)
+    sinks = shown[kept.positions[shown] == 0]
+    ax.scatter(*coordinates[sinks].T, marker="x", color="black", s=12, linewidths=0.8, label="window position 0")
+    k = int(per_layer.query("model == @label and corpus == @first_corpus and layer == @layer").n_clusters.iloc[0])
+    ax.set_title(f"{label}\n{layer_name(layer)}: k = {k}", fontsize="medium")
+    ax.set_xlabel(f"PC1 ({explained[0]:.0%})")
+    ax.set_ylabel(f"PC2 ({explained[1]:.0%})")
+fig.suptitle(f"Isolated clusters: 2-D PCA views coloured by k-means cluster ({first_corpus})")
+save_figure(fig, output_dir, "fig_clusters")
+plt.show()
+
+# %% [markdown]
+# ## Figure — isotropy inside the clusters
+#
+# (a) the chosen k per layer; (b) its silhouette; (c) S_inter inside the clusters after per-cluster
+# centring (solid: unweighted mean over clusters, the authors; the control after subtracting the global
+# mean is in `per_layer`); (d) S_intra inside the clusters.
+
+# %%
+fig, axes = plt.subplots(1, 4, figsize=(20, 4.2), constrained_layout=True)
+panels = [("n_clusters", "chosen k", "(a) k chosen by silhouette"),
+          ("silhouette", "silhouette", "(b) best silhouette (k = 1 below 0.1)"),
+          ("s_inter_clusters", "mean cosine", "(c) S_inter inside clusters"),
+          ("s_intra_clusters", "mean cosine", "(d) S_intra inside clusters")]
+for ax, (measure, ylabel, title) in zip(axes, panels):
+    plot_per_layer(plotted, measure, ax=ax, ylabel=ylabel)
+    ax.set_title(title, fontsize="medium")
+axes[1].axhline(0.1, color="black", ls=":", lw=1)
+for ax in axes[2:]:
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_ylim(-0.1, 1.02)
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=4, fontsize="small")
+for ax in axes:
+    ax.get_legend().remove()
+fig.suptitle("Clusters and per-cluster centring")
+save_figure(fig, output_dir, "fig_cluster_isotropy")
+plt.show()
+
+# %% [markdown]
+# **The paper** found the space dominated by isolated clusters, and nearly isotropic inside them
+# once each cluster's mean is subtracted (S_inter ≈ 0).
+
+# %%
+for (model, corpus), group in per_layer.groupby(["model", "corpus"], sort=False):
+    upper = group[group.layer > 0]
+    print(f"This run, {model}, {corpus}: k per layer {upper.n_clusters.tolist()}; S_inter "
+          f"{upper.s_inter.min():.2f}-{upper.s_inter.max():.2f} before, {upper.s_inter_clusters.min():.3f}-"
+          f"{upper.s_inter_clusters.max():.3f} inside clusters (weighted {upper.s_inter_clusters_weighted.min():.3f}-"
+          f"{upper.s_inter_clusters_weighted.max():.3f}), {upper.s_inter_centred.min():.3f}-"
+          f"{upper.s_inter_centred.max():.3f} after global centring")
+
+# %% [markdown]
+# ## Figure — the Swiss roll: layer 3 (the paper's layer 2) coloured by token frequency
+#
+# The paper shows GPT's and GPT-2's layer 2 as a Swiss roll in 2-D and 3-D PCA views, coloured by
+# the frequency of each token's type; encoders are shown here too, for contrast. Colour: log10 of the
+# type's count among the analysed tokens. No measurable proxy is claimed for the "roll": it is a picture.
+
+# %%
+roll_layer = 3
+rolled = [(label, corpus) for (label, corpus) in embeddings if corpus == first_corpus
+          and roll_layer in embeddings[label, corpus].layers]
+fig = plt.figure(figsize=(9, 3.8 * len(rolled)), constrained_layout=True)
+explained_3d = {}
+for row, key in enumerate(rolled):
+    kept = analysed[key]
+    coordinates, explained = pca_view(embeddings[key].layer(roll_layer)[kept.rows], n_components=3)
+    explained_3d[key[0]] = explained.sum()
+    shown = np.sort(draw.choice(len(kept.rows), size=min(n_plot_points, len(kept.rows)), replace=False))
+    frequency = np.log10(kept.frequency[shown])
+    ax = fig.add_subplot(len(rolled), 2, 2 * row + 1)
+    plot_points(ax, coordinates[shown, :2], frequency, cmap="jet", colorbar_label="log10 type count")
+    ax.set_title(f"{key[0]}, {layer_name(roll_layer)}: 2-D", fontsize="medium")
+    ax3d = fig.add_subplot(len(rolled), 2, 2 * row + 2, projection="3d")
+    plot_points(ax3d, coordinates[shown], frequency, cmap="jet", colorbar_label="log10 type count")
+    ax3d.set_title(f"3-D ({explained.sum():.0%} of the variance on 3 PCs)", fontsize="medium")
+fig.suptitle(f"Layer {roll_layer} (the paper's layer 2), coloured by token frequency ({first_corpus})")
+save_figure(fig, output_dir, "fig_swiss_roll")
+plt.show()
+
+# %% [markdown]
+# ## Figure — symbol tokens and word tokens
+#
+# The same middle-layer view with the symbol tokens (no letter, no digit) and the word tokens drawn
+# apart, as the paper's panels "symbol tokens" and "word tokens" (whatever `keep_symbols` says, both
+# are drawn here). Symbols are left out of the statistics by default.
+
+# %%
+shown_models = [label for (label, corpus) in embeddings if corpus == first_corpus]
+fig, axes = plt.subplots(len(shown_models), 2, figsize=(9, 3.8 * len(shown_models)), squeeze=False,
+                         constrained_layout=True)
+for row, label in zip(axes, shown_models):
+    embedding, kept = embeddings[label, first_corpus], analysed[label, first_corpus]
+    layer = middle[label, first_corpus]
+    everything = np.concatenate([kept.symbol_rows, kept.word_rows])
+    coordinates, _ = pca_view(embedding.layer(layer)[everything], n_components=2)
+    is_symbol = np.arange(len(everything)) < len(kept.symbol_rows)
+    for ax, (chosen, title) in zip(row, [(is_symbol, "symbol tokens"), (~is_symbol, "word tokens")]):
+        picked = np.flatnonzero(chosen)
+        picked = np.sort(draw.choice(picked, size=min(n_plot_points, len(picked)), replace=False))
+        ax.scatter(*coordinates.T, s=1, color="lightgrey", alpha=0.3, linewidths=0, rasterized=True)
+        ax.scatter(*coordinates[picked].T, s=3, color="tab:red" if title == "symbol tokens" else "tab:blue",
+                   alpha=0.6, linewidths=0)
+        ax.set_title(f"{label}, {layer_name(layer)}: {title} ({chosen.sum()})", fontsize="medium")
+fig.suptitle(f"Symbol and word tokens in one PCA view (grey: all tokens; {first_corpus})")
+save_figure(fig, output_dir, "fig_symbols")
+plt.show()
+
+# %% [markdown]
+# ## Figure 9 — local intrinsic dimension per layer
+#
+# Solid: true distances; dashed: squared distances, as the authors' faiss code measured (1 − cos in the
+# cosine mode). The estimate on squared distances is exactly half (the log-ratios double).
+
+# %%
+lid_long = per_layer.melt(id_vars=["model", "corpus", "layer"], value_name="lid", var_name="variant",
+                          value_vars=["lid_euclidean", "lid_euclidean_squared", "lid_cosine", "lid_cosine_squared"])
+lid_long["distance"] = np.where(lid_long.variant.str.endswith("squared"), "squared", "true")
+lid_long["model"] = lid_long.model + ", " + lid_long.corpus
+fig, axes = plt.subplots(1, 2, figsize=(13, 4), constrained_layout=True)
+for ax, metric in zip(axes, ["euclidean", "cosine"]):
+    chosen = lid_long[lid_long.variant.str.startswith(f"lid_{metric}")]
+    plot_per_layer(chosen, "lid", ax=ax, ylabel="mean LID (k = 100)", style="distance")
+    ax.set_title(f"{metric} distance")
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=5, fontsize="small")
+for ax in axes:
+    ax.get_legend().remove()
+fig.suptitle("Figure 9: local intrinsic dimension per layer")
+save_figure(fig, output_dir, "fig_lid")
+plt.show()
+
+# %% [markdown]
+# ## Table 3 — contextual against static LID, and LID against the number of points
+#
+# Table 3 gives one cosine LID per model; the paper does not say which layer, so ours is the mean
+# over layers from L1 (the paper's layers). The static vectors (`static_baseline`; the paper: 100-d
+# and 300-d GloVe, word2vec) are drawn at random to the same number of points as each contextual
+# space (Table 3 compared about a million points each), and once whole. Beyond the paper: the LID of
+# nested random subsets of growing size n, at each model's middle layer against the static vectors.
+
+# %%
+static = load_static(static_baseline)
+upper = per_layer[per_layer.layer > 0]
+table3 = (upper.groupby(["model", "corpus"], sort=False)
+          .agg(n=("n_tokens", "first"), lid_cosine=("lid_cosine", "mean"), lid_cosine_squared=("lid_cosine_squared", "mean"))
+          .reset_index())
+table3["dim"] = [embeddings[key].dim for key in zip(table3.model, table3.corpus)]
+curves = []
+for label, corpus in embeddings:
+    if corpus == first_corpus:
+        embedding, kept = embeddings[label, corpus], analysed[label, corpus]
+        layer = middle[label, corpus]
+        curve = lid_against_n(embedding.layer(layer)[kept.rows], lid_n_points, k=lid_k, queries=lid_queries or None,
+                              random_state=random_state)
+        curves.append(curve.assign(model=label, layer=layer))
+static_sizes = sorted(set(lid_n_points) | set(table3.n) | {len(static.words)})
+static_curve = lid_against_n(static.matrix, static_sizes, k=lid_k, queries=lid_queries or None, random_state=random_state)
+lid_curve = pd.concat(curves + [static_curve.assign(model="static", layer=0)], ignore_index=True)
+static_rows = static_curve[static_curve.n.isin(set(table3.n) | {len(static.words)})]
+table3 = pd.concat([table3, static_rows.assign(model="static", corpus=static_baseline, dim=static.matrix.shape[1])],
+                   ignore_index=True)[["model", "corpus", "n", "dim", "lid_cosine", "lid_cosine_squared"]]
+save_table(table3, output_dir, "table3", digits=2)
+save_table(lid_curve, output_dir, "lid_vs_n", digits=2)
+table3.round(2)
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 4.2))
+for label, group in lid_curve.groupby("model", sort=False):
+    name = f"{static_baseline} (static)" if label == "static" else f"{label}, {layer_name(int(group.layer.iloc[0]))}"
+    ax.plot(group.n, group.lid_cosine, marker="o", ls="--" if label == "static" else "-", label=name)
+ax.set_xscale("log")
+ax.set_xlabel("number of points n (nested random subsets)")
+ax.set_ylabel("mean cosine LID (k = 100, true distances)")
+ax.legend(fontsize="small")
+ax.set_title("LID against the number of points")
+save_figure(fig, output_dir, "fig_lid_vs_n")
+plt.show()
+
+# %% [markdown]
+# **The paper** found contextual spaces of much lower LID (5.6–9.1, cosine) than static ones
+# (18.0–26.1).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for row in table3.itertuples():
+    print(f"This run: {row.model}, {row.corpus}: n = {row.n}, cosine LID {row.lid_cosine:.1f} "
+          f"(squared distances as the authors: {row.lid_cosine_squared:.1f})")
+
+# %% [markdown]
+# ## Stability — the same measures on a smaller budget
+#
+# The first corpus again, with only the first `stability_share` of its windows, at the middle layer of
+# each model: if the numbers move little, the budget is large enough for them.
+
+# %%
+stability_rows = []
+for (label, corpus), embedding in embeddings.items():
+    if corpus != first_corpus:
+        continue
+    layer = middle[label, corpus]
+    n_windows = len(windows[split_view(label)[0], corpus])
+    for share in (stability_share, 1.0):
+        kept = token_types(embedding.tokens, keep_symbols=keep_symbols, max_windows=max(1, round(share * n_windows)))
+        table, _, _ = geometry_by_layer(embedding, kept, layers=[layer], random_state=random_state, **geometry_options)
+        stability_rows.append(table.assign(model=label, windows=max(1, round(share * n_windows))))
+stability = pd.concat(stability_rows, ignore_index=True)[
+    ["model", "layer", "windows", "n_tokens", "s_inter", "s_intra", "n_clusters", "silhouette", "s_inter_clusters",
+     "lid_euclidean", "lid_cosine"]]
+save_table(stability, output_dir, "stability")
+stability.round(3)
+
+# %% [markdown]
+# ## Results against the paper
+#
+# `RESULTS.md` in the output folder lists each claim of the paper beside this run's, marked
+# *reproduced*, *borderline*, *not reproduced* or *not comparable* by the rule on its line (declared in
+# `isolib.studies.cai_clusters_manifolds`, judged by `isolib.findings`). Claims are tested per model
+# and corpus on all layers from L1; Table 3's numbers are comparable only on the paper's own models.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+decoders = [label for (label, corpus) in rolled if embeddings[split_view(label)[0], first_corpus].starts_with_content]
+swiss_roll = {label: f"{explained_3d[label]:.0%} of the variance of L{roll_layer} on 3 PCs (figure)" for label in decoders}
+findings = assess_findings(per_layer, table3, lid_curve, swiss_roll=swiss_roll)
+elapsed_minutes = (time.perf_counter() - started) / 60
+peak_gib = peak_memory_gib()
+notes = [
+    f"Profile `{profile}`: models {', '.join(models)}; corpora {', '.join(corpora)} (train), windows of "
+    f"{window_length} tokens, about {token_budget or 'all'} tokens per corpus and model; "
+    f"{'special and symbol tokens kept' if keep_symbols else 'word tokens only'}; k-means k = 2-{k_max}, "
+    f"{n_init} restarts, fitted on {kmeans_fit_size or 'all'} points; silhouette on {silhouette_sample or 'all'} points; "
+    f"LID k = {lid_k} over {lid_queries or 'all'} query points.",
+    "Layers are ours (0 = input embeddings); the authors' layer L is our L+1.",
+    "A decoder's first position (the attention sink) is analysed as the paper did (the model's name alone) and "
+    f"in the views {', '.join(decoder_views) or 'none'} (the name with the view in parentheses).",
+    f"Wall time of the notebook: {elapsed_minutes:.1f} min (embeddings read from the cache when present); "
+    f"peak memory of the kernel: {peak_gib:.1f} GiB.",
+]
+results = write_results(findings, Path(output_dir) / "RESULTS.md",
+                        title="Cai et al. (2021): results of this run", citation=CITATION,
+                        models=models_run(models, static_baseline), notes=notes)
+statuses = pd.Series([finding.status for finding in findings]).value_counts()
+print(", ".join(f"{statuses.get(status, 0)} {status}" for status in STATUSES))
+
+# %%
+findings_table(findings).drop(columns="rule")
+
+# %%
+print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
