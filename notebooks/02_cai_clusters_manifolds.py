@@ -64,7 +64,7 @@ token_budget: int = 8192  # about this many tokens per corpus and model in windo
 layers: dict = {}  # layers to extract per model as a list of layer numbers; a model not listed gets every layer
 keep_symbols: bool = False  # True counts special and symbol tokens as types as the authors' code did
 decoder_views: list = ["drop"]  # views of a decoder's first position besides the paper's keep: drop or start_token
-k_max: int = 15  # k-means for k = 2 to k_max chosen by silhouette; k = 1 if the best silhouette is below 0.1
+k_max: int = 15  # k-means for every k from 2 to k_max chosen by silhouette; one cluster if the best silhouette is below 0.1
 n_init: int = 3  # k-means restarts per k; the authors had 10
 kmeans_fit_size: int = 5000  # k-means fitted on this many random points then every point assigned; 0 fits all as the authors
 silhouette_sample: int = 5000  # points scoring each k by silhouette; the authors had 20000

@@ -36,6 +36,10 @@ def test_pair_is_in_sync(name):
 def test_parameters_are_documented_and_every_profile_has_its_file(name):
     declared = papermill.inspect_notebook(str(runner.NOTEBOOK_DIR / f"{name}.ipynb"))
     assert {"profile", "output_dir"} <= set(declared)
+    cell = next(c for c in nbformat.read(runner.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4).cells
+                if "parameters" in c.metadata.get("tags", []))
+    assigned = re.findall(r"^(\w+)\s*:", cell.source, re.M)
+    assert assigned == list(declared), "papermill could not parse every parameter line (an '=' in a comment?)"
     for parameter, info in declared.items():
         assert info["help"], f"parameter {parameter} needs a comment"
         assert info["inferred_type_name"] != "None", f"parameter {parameter} needs a type hint"

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from isolib.metrics import isoscore
-from isolib.transforms import abtt, centre, cluster_isotropy
+from isolib.transforms import ClusterIsotropy, abtt, centre, cluster_isotropy
 
 
 def anisotropic_cloud(n=400, dim=10, shift=5.0, seed=0):
@@ -137,3 +137,46 @@ def test_cluster_smaller_than_n_pc_raises():
     X = np.vstack([generator.normal(size=(50, 6)), generator.normal(size=(3, 6)) + 100])
     with pytest.raises(ValueError, match=r"cluster \d has 3 points but n_pc=5"):
         cluster_isotropy(X, 2, 5, random_state=0)
+
+
+def test_cluster_isotropy_fitted_on_one_set_transforms_another_with_its_means_and_directions():
+    X, _ = two_shifted_clusters()
+    train, held_out = X[::2], X[1::2]
+    estimator = ClusterIsotropy(2, 2, random_state=0).fit(train)
+    transformed = estimator.transform(held_out)
+    labels = estimator.predict(held_out)
+    for cluster in (0, 1):
+        members = labels == cluster
+        centred = held_out[members] - train[estimator.labels_ == cluster].mean(axis=0)  # the training mean
+        np.testing.assert_allclose(transformed[members] @ estimator.directions_[cluster], 0, atol=1e-8)
+        removed = centred @ estimator.directions_[cluster] @ estimator.directions_[cluster].T
+        np.testing.assert_allclose(transformed[members], centred - removed)
+    # Transductive use is fit then transform of the same vectors.
+    np.testing.assert_allclose(cluster_isotropy(train, 2, 2, random_state=0)[0], estimator.transform(train))
+
+
+def test_small_clusters_raise_or_merge_into_the_nearest_kept_cluster():
+    X, _ = two_shifted_clusters()
+    outliers = np.full((3, X.shape[1]), 500.0) + np.arange(3)[:, None]  # a cluster of 3 points, far away
+    data = np.vstack([X, outliers])
+    with pytest.raises(ValueError, match="has 3 points but n_pc=5"):
+        cluster_isotropy(data, 3, 5, random_state=0)
+    estimator = ClusterIsotropy(3, 5, small_clusters="merge", random_state=0)
+    transformed = estimator.fit_transform(data)
+    assert len(np.unique(estimator.labels_)) == 2
+    assert len(set(estimator.labels_[-3:])) == 1 and estimator.labels_[-1] == estimator.labels_[149 + 150]  # with the far cluster
+    for cluster in np.unique(estimator.labels_):
+        np.testing.assert_allclose(transformed[estimator.labels_ == cluster].mean(axis=0), 0, atol=1e-8)
+    with pytest.raises(ValueError, match="small_clusters must be one of"):
+        ClusterIsotropy(2, 1, small_clusters="drop")
+
+
+def test_a_clusterer_fitted_on_a_sample_still_assigns_and_processes_every_vector():
+    X, truth = two_shifted_clusters()
+    estimator = ClusterIsotropy(2, 2, method="gmm", fit_size=40, random_state=0)
+    transformed = estimator.fit_transform(X)
+    assert abs(np.corrcoef(estimator.labels_, truth)[0, 1]) == pytest.approx(1)
+    for cluster in (0, 1):
+        np.testing.assert_allclose(transformed[estimator.labels_ == cluster].mean(axis=0), 0, atol=1e-8)
+    again = ClusterIsotropy(2, 2, method="gmm", fit_size=40, random_state=0).fit_transform(X)
+    np.testing.assert_array_equal(transformed, again)

@@ -1,0 +1,150 @@
+"""The study module of notebook 03 (Rajaee & Pilehvar 2021): methods, STS scoring, the SST-2 protocol, findings."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from isolib import datasets
+from isolib.findings import STATUSES
+from isolib.studies import rajaee_cluster_isotropy as study
+from isolib.studies.rajaee_cluster_isotropy import (
+    METHODS,
+    PROPOSED,
+    PairedSentences,
+    Settings,
+    assess_findings,
+    evaluate_methods,
+    method_summary,
+    probe_with_method,
+    sentence_pairs,
+    sweep,
+    transform_tokens,
+)
+
+
+def shifted_mixture(seed=0, n=300, dim=16):
+    """Two clusters, each with a dominant direction of its own, far from the origin."""
+    generator = np.random.default_rng(seed)
+    scales = np.r_[8.0, np.ones(dim - 1)]
+    first = generator.normal(size=(n, dim)) * scales + 30
+    second = generator.normal(size=(n, dim)) * scales[::-1] - 30
+    return np.vstack([first, second])
+
+
+def test_every_method_does_what_its_row_says():
+    X = shifted_mixture()
+    settings = Settings(n_clusters=2, n_pc=1, n_global=1)
+    np.testing.assert_array_equal(transform_tokens(X, "pre-trained", settings), X)
+    np.testing.assert_allclose(transform_tokens(X, "Mean", settings).mean(axis=0), 0, atol=1e-9)
+    abtt = transform_tokens(X, "Mean + PCA", settings)
+    np.testing.assert_allclose(abtt.mean(axis=0), 0, atol=1e-9)  # ABTT projects the centred vectors
+    for method in ("K-means + Mean", "GMM + Mean + PCA", PROPOSED):
+        processed = transform_tokens(X, method, settings, random_state=0)
+        halves = [processed[:300], processed[300:]]  # the two clusters
+        for half in halves:
+            np.testing.assert_allclose(half.mean(axis=0), 0, atol=1e-8)
+        if method != "K-means + Mean":  # each cluster's dominant direction removed: its variance is gone
+            assert halves[0][:, 0].var() < 0.01 * X[:300, 0].var() and halves[1][:, -1].var() < 0.01 * X[300:, -1].var()
+    with pytest.raises(ValueError, match="Unknown method"):
+        transform_tokens(X, "Whitening", settings)
+
+
+def _constructed_pairs():
+    """Four sentences of two tokens each; pairs (0, 1) similar, (2, 3) similar, (0, 2) different."""
+    tokens = np.array([[1, 0, 0], [1, 0.1, 0], [1, 0, 0.1], [0.9, 0, 0], [0, 1, 0], [0, 1, 0.1], [0.1, 1, 0],
+                       [0, 0.9, 0]], dtype=float) + 5  # a common offset: every cosine is near 1 until centred
+    tokens = tokens + np.random.default_rng(0).normal(scale=0.01, size=tokens.shape)  # no exact ties
+    ids = np.repeat(np.arange(4), 2)
+    pairs = PairedSentences(["a", "b", "c", "d"], np.array([0, 2, 0, 1]), np.array([1, 3, 2, 3]),
+                            np.array([5.0, 5.0, 0.0, 0.5]))
+    return tokens, ids, pairs
+
+
+def test_evaluation_pools_tokens_into_sentences_and_scores_pairs_by_cosine():
+    tokens, ids, pairs = _constructed_pairs()
+    results = evaluate_methods(tokens, ids, pairs, Settings(2, 0, 1), seeds=[0, 1], methods=["pre-trained", "Mean",
+                                                                                             "K-means + Mean"])
+    assert results.method.tolist() == ["pre-trained", "Mean", "K-means + Mean", "K-means + Mean"]
+    assert results.seed.isna().tolist() == [True, True, False, False]
+    by_method = results.groupby("method").spearman.mean()
+    # By hand: centre the tokens, average each sentence's two tokens, cosine of each pair, Spearman x 100.
+    centred = tokens - tokens.mean(axis=0)
+    sentences = (centred[0::2] + centred[1::2]) / 2
+    unit = sentences / np.linalg.norm(sentences, axis=1, keepdims=True)
+    cosines = (unit[pairs.first] * unit[pairs.second]).sum(axis=1)
+    assert by_method["Mean"] == pytest.approx(100 * stats.spearmanr(cosines, pairs.gold).statistic)
+    raw = tokens[0::2] + tokens[1::2]
+    raw = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+    assert by_method["pre-trained"] == pytest.approx(100 * stats.spearmanr(
+        (raw[pairs.first] * raw[pairs.second]).sum(axis=1), pairs.gold).statistic)
+    summary = method_summary(results)
+    assert summary.set_index("method").loc["Mean", "spearman_std"] == 0
+    assert summary.set_index("method").loc["K-means + Mean", "n_seeds"] == 2
+
+
+def test_sts_pairs_are_read_whole_and_indexed_into_unique_sentences():
+    if not datasets.dataset_path("stsb").exists():
+        pytest.skip("STS-B is not available")
+    pairs = sentence_pairs("stsb-dev")
+    assert len(pairs.gold) == 1500  # no quoting trap: every dev row
+    assert len(pairs.sentences) == len(set(pairs.sentences)) < 3000
+    frame = datasets.load_sts("stsb", split="dev")
+    assert [pairs.sentences[i] for i in pairs.first[:3]] == frame.sentence1[:3].tolist()
+    with pytest.raises(ValueError, match="Unknown dataset"):
+        sentence_pairs("sts17")
+
+
+def test_sweep_covers_the_grid():
+    tokens, ids, pairs = _constructed_pairs()
+    grid = sweep(tokens, ids, pairs, [1, 2], [0, 1], seeds=[0, 1])
+    assert grid[["n_clusters", "n_pc"]].values.tolist() == [[1, 0], [1, 1], [2, 0], [2, 1]]
+    assert (grid.spearman_std[:2] == 0).all()  # k = 1 does not depend on the seed
+    plain = evaluate_methods(tokens, ids, pairs, Settings(1, 0, 0), methods=["Mean"]).spearman.iloc[0]
+    assert grid.spearman.iloc[0] == pytest.approx(plain)  # k = 1 and no direction: plain centring
+
+
+def test_the_sst2_probe_never_fits_the_method_on_dev_tokens(monkeypatch):
+    generator = np.random.default_rng(0)
+    labels = np.repeat([0, 1], 40)
+    train_tokens = generator.normal(size=(240, 6)) + np.repeat(labels, 3)[:, None]
+    dev_labels = np.repeat([0, 1], 10)
+    dev_tokens = generator.normal(size=(60, 6)) + np.repeat(dev_labels, 3)[:, None]
+    fitted = []
+    original_fit = study.ClusterIsotropy.fit
+    monkeypatch.setattr(study.ClusterIsotropy, "fit", lambda self, X: fitted.append(np.asarray(X).copy())
+                        or original_fit(self, X))
+    runs = probe_with_method((train_tokens, np.repeat(np.arange(80), 3), labels),
+                             (dev_tokens, np.repeat(np.arange(20), 3), dev_labels), Settings(2, 1, 0), seeds=[0, 1])
+    assert runs.method.tolist() == ["pre-trained", PROPOSED, PROPOSED]
+    assert len(fitted) == 2 and all(np.array_equal(X, train_tokens) for X in fitted)
+    assert runs.accuracy.between(0, 1).all()
+
+
+def _summary(model, dataset, spearman, iw):
+    return pd.DataFrame({"model": model, "dataset": dataset, "method": list(METHODS), "spearman": spearman,
+                         "spearman_std": [0, 0, 0, 1, 1, 1], "iw_tokens": iw})
+
+
+def test_findings_follow_their_rules():
+    summary = pd.concat([
+        _summary("bert-base-uncased", "stsb-dev", [54, 60, 62, 63, 64, 66.5], [1e-5, 0.1, 0.2, 0.3, 0.4, 0.6]),
+        _summary("minilm", "stsb-dev", [85, 84, 83, 84, 83, 84.5], [1e-3, 0.1, 0.2, 0.3, 0.4, 0.5]),
+    ])
+    sst2 = pd.DataFrame({"model": ["minilm", "minilm"], "method": ["pre-trained", PROPOSED],
+                         "accuracy": [0.80, 0.81], "accuracy_std": [0.0, 0.02]})
+    findings = assess_findings(summary, sst2)
+    assert {finding.status for finding in findings} <= set(STATUSES)
+
+    def status(claim, model):
+        (found,) = [f.status for f in findings if f.finding.startswith(claim) and f.model == model]
+        return found
+
+    assert status("The proposed method raises STS Spearman", "bert-base-uncased") == "reproduced"
+    assert status("The proposed method raises STS Spearman", "minilm") == "not reproduced"
+    assert status("Spearman of BERT with the proposed method", "bert-base-uncased") == "reproduced"  # 66.5 vs 67.50
+    assert status("Spearman of BERT with the proposed method", "minilm") == "not comparable"
+    assert status("The method makes the token space isotropic", "minilm") == "reproduced"
+    assert status("The proposed method is the best", "bert-base-uncased") == "reproduced"
+    assert status("The proposed method is the best", "minilm") == "not reproduced"
+    assert status("SST-2", "minilm") == "not reproduced"  # +1 point, but within one standard deviation
