@@ -225,6 +225,44 @@ def embed_views(model: str | LoadedModel, sentences: Sequence[str], *, views: Se
     return result
 
 
+def sentence_embeddings(model: str, sentences: Sequence[str], **options) -> np.ndarray:
+    """Sentence vectors exactly as sentence-transformers encodes them (``SentenceTransformer(model).encode``).
+
+    The pooling, normalisation and maximum length are read from the model's own files
+    (:func:`isolib.models.sentence_config`), never assumed: for all-MiniLM-L6-v2 and all-mpnet-base-v2
+    that is the mean of every last-layer token the attention mask keeps ([CLS] and [SEP] included),
+    scaled to unit length, over at most 256 and 384 tokens. The token vectors come from :func:`embed`
+    (last layer only, float32), so the vectors are cached like token embeddings.
+
+    Parameters
+    ----------
+    model : {"minilm", "mpnet"}
+    sentences : sequence of str, length n_sentences
+    **options
+        Passed to :func:`embed` (``batch_size``, ``device``, ``progress``).
+
+    Returns
+    -------
+    ndarray of shape (n_sentences, dim), float32
+    """
+    from isolib.models import sentence_config
+
+    config = sentence_config(model)
+    tokens = embed(model, sentences, layers=[-1], max_length=config.max_seq_length, dtype="float32", **options)
+    vectors = np.asarray(tokens.layer(-1), dtype=np.float64)
+    ids = tokens.tokens.sentence_id.to_numpy()
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])  # rows are ordered by sentence
+    if config.pooling == "mean":
+        pooled = np.add.reduceat(vectors, starts, axis=0) / np.diff(np.r_[starts, len(ids)])[:, None]
+    elif config.pooling == "max":
+        pooled = np.maximum.reduceat(vectors, starts, axis=0)
+    else:
+        pooled = vectors[starts]
+    if config.normalize:
+        pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)  # as torch's F.normalize
+    return pooled.astype(np.float32)
+
+
 def cache_key(fingerprint_: str, texts: Sequence[str], *, layers, max_length: int, dtype: str,
               start_token: bool = False) -> str:
     """Content hash identifying one extraction (see the module docstring)."""

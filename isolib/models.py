@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import importlib.util
+import json
 import logging
 import os
 import shutil
@@ -333,6 +334,58 @@ def load_model(name: str, *, device: str = "cpu", revision: str = "main", progre
         n_layers=model.config.num_hidden_layers + 1,
         dim=model.config.hidden_size,
     )
+
+
+@dataclass(frozen=True)
+class SentenceConfig:
+    """How a sentence-transformers model turns token vectors into a sentence vector.
+
+    Read from the model's own files: ``modules.json`` (which modules, in order),
+    ``1_Pooling/config.json`` (the pooling mode) and ``sentence_bert_config.json``
+    (``max_seq_length``).
+
+    Attributes
+    ----------
+    pooling : {"mean", "cls", "max"}
+        Mean over every token the attention mask keeps ([CLS] and [SEP] included), the first
+        token, or the coordinate-wise maximum.
+    normalize : bool
+        Whether a ``Normalize`` module scales each sentence vector to unit length.
+    max_seq_length : int
+        Longer texts are truncated to this many tokens (special tokens included).
+    """
+
+    pooling: str
+    normalize: bool
+    max_seq_length: int
+
+
+_POOLING_MODES = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls", "pooling_mode_max_tokens": "max"}
+
+
+def sentence_config(name: str) -> SentenceConfig:
+    """The pooling, normalisation and length of an offline sentence-transformers model (``minilm``, ``mpnet``).
+
+    Raises
+    ------
+    ModelError
+        For a model that is not an offline sentence-transformers model, or whose files declare a
+        pooling isolib does not reproduce (only one of mean, CLS or max pooling).
+    """
+    if name not in ("minilm", "mpnet"):
+        raise ModelError(f"'{name}' is not an offline sentence-transformers model; sentence vectors are defined "
+                         "for minilm and mpnet.")
+    folder = _minilm_dir() if name == "minilm" else _mpnet_dir()
+    modules = [module["type"].rsplit(".", 1)[-1] for module in json.loads((folder / "modules.json").read_text())]
+    pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
+    modes = [mode for key, mode in _POOLING_MODES.items() if pooling.get(key)]
+    others = [key for key, value in pooling.items() if key.startswith("pooling_mode") and value
+              and key not in _POOLING_MODES]
+    if len(modes) != 1 or others or modules[:2] != ["Transformer", "Pooling"]:
+        raise ModelError(f"{name}'s sentence-transformers modules ({modules}, pooling {pooling}) are not a single "
+                         "mean, CLS or max pooling that isolib reproduces.")
+    length = json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
+    return SentenceConfig(pooling=modes[0], normalize="Normalize" in modules, max_seq_length=int(length))
 
 
 def _load_from_hub(name: str, revision: str):

@@ -9,6 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from isolib import datasets
 from isolib import embed as embed_module
 from isolib.embed import (
     embed,
@@ -224,3 +225,22 @@ def test_punctuation_means_no_letter_and_no_digit(text, expected):
                                          ("Ġ", ""), ("ĠĠx", "Ġx")])
 def test_unit_text_drops_only_the_leading_space_marker(piece, text):
     assert unit_text(piece) == text
+
+
+def test_sentence_vectors_equal_sentence_transformers_encode(cache_dir):
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+    from isolib.embed import sentence_embeddings
+    from isolib.models import _minilm_dir, sentence_config
+
+    if not datasets.dataset_path("rt-polarity").exists():
+        pytest.skip("rt-polarity is not available")
+    texts = datasets.load_texts("rt-polarity", split=None).text.tolist()[:40] + SENTENCES
+    texts.append(" ".join(["word"] * 400))  # longer than max_seq_length: truncated the same way
+    config = sentence_config("minilm")
+    assert (config.pooling, config.normalize, config.max_seq_length) == ("mean", True, 256)
+    ours = sentence_embeddings("minilm", texts)
+    reference = sentence_transformers.SentenceTransformer(str(_minilm_dir()), device="cpu").encode(texts, batch_size=16)
+    assert ours.shape == reference.shape == (len(texts), 384)
+    np.testing.assert_allclose(ours, reference, atol=1e-5)
+    with pytest.raises(ModelError, match="not an offline sentence-transformers model"):
+        sentence_config("smollm2")

@@ -19,7 +19,8 @@ cosine (types)       ``cosine``      :func:`s_inter`, :func:`s_intra`           
 variance             ``variance``    :func:`mev`, :func:`mev_baseline`,         Ethayarajh (2019);
                                      :func:`explained_variance`,                Roy & Vetterli (2007)
                                      :func:`effective_rank`
-isotropy             ``isotropy``    :func:`isoscore`                           Rudman et al. (2022)
+isotropy             ``isotropy``    :func:`isoscore`,                          Rudman et al. (2022)
+                                     :func:`principal_variances`
                                      :func:`partition_isotropy`                 Mu & Viswanath (2018)
 intrinsic dimension  ``neighbours``  :func:`lid_mle`                            Levina & Bickel (2005),
                                                                                 as used by Cai et al.
@@ -54,7 +55,7 @@ from isolib.metrics.cosine import (
     s_intra,
     self_similarity,
 )
-from isolib.metrics.isotropy import isoscore, partition_isotropy
+from isolib.metrics.isotropy import isoscore, partition_isotropy, principal_variances
 from isolib.metrics.neighbours import lid_mle
 from isolib.metrics.variance import effective_rank, explained_variance, mev, mev_baseline
 
@@ -70,6 +71,7 @@ __all__ = [
     "explained_variance",
     "effective_rank",
     "isoscore",
+    "principal_variances",
     "partition_isotropy",
     "lid_mle",
     "silhouette",

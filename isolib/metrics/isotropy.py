@@ -14,6 +14,28 @@ from isolib._blas import eigh
 from isolib.metrics._common import _float_points, _row_chunks, _scatter_matrix, _squared_singular_values
 
 
+def principal_variances(X) -> np.ndarray:
+    """Variance of the points along each principal axis, largest first (IsoScore's variance vector).
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        ``ddof = 1`` variances of the centred points rotated to their principal axes, padded with
+        zeros when there are fewer points than dimensions. Mickus et al. write the same vector from
+        pairwise squared distances (Zhang et al. 2012): for centred coordinates ``z``,
+        ``var_k = sum_i sum_j (z_ik - z_jk)^2 / (2 n (n - 1))``.
+    """
+    points = _float_points(X, min_samples=2)
+    variances = np.zeros(points.shape[1])
+    squared = _squared_singular_values(points, centered=True)
+    variances[: len(squared)] = squared / (len(points) - 1)
+    return variances
+
+
 def isoscore(X) -> float:
     """IsoScore of Rudman et al. (2022).
 
@@ -46,9 +68,7 @@ def isoscore(X) -> float:
     n = points.shape[1]
     if n < 2:
         raise ValueError("X has 1 feature; IsoScore needs at least 2 dimensions.")
-    variances = np.zeros(n)
-    squared = _squared_singular_values(points, centered=True)
-    variances[: len(squared)] = squared / (len(points) - 1)
+    variances = principal_variances(points)
     norm = np.linalg.norm(variances)
     if norm == 0:
         raise ValueError("all points of X are identical, so IsoScore is undefined.")

@@ -6,6 +6,7 @@ notebook                                 study module
 ``01_ethayarajh_contextuality``          :mod:`isolib.studies.ethayarajh_contextuality`
 ``02_cai_clusters_manifolds``            :mod:`isolib.studies.cai_clusters_manifolds`
 ``03_rajaee_cluster_isotropy``           :mod:`isolib.studies.rajaee_cluster_isotropy`
+``04_mickus_isotropy_clusters``          :mod:`isolib.studies.mickus_isotropy_clusters`
 =======================================  =============================================
 
 A study module declares its paper's findings with :mod:`isolib.findings` and builds on the

@@ -1,0 +1,253 @@
+"""Mickus et al. (2024), *Isotropy, Clusters, and Classifiers*, as functions.
+
+The paper argues that isotropy (IsoScore) and clusters (silhouette) are antithetical, and that a linear
+classifier pulls the points it classifies into clusters: optimising embeddings for a linear
+classifier should lower IsoScore and raise the silhouette. This module builds the paper's setups for
+:func:`isolib.probe.train_probe` and the checks of its Section 2:
+
+* :func:`polarity_setup` (i) and :func:`snli_setup` (ii) -- all-MiniLM-L6-v2 sentence vectors exactly as
+  sentence-transformers makes them (:func:`isolib.embed.sentence_embeddings`), with their labels;
+* :meth:`Setup.n_parameters` -- the trainable parameters of a setup (the paper's Table 1);
+* :func:`tightening_demo` -- Section 2 made concrete: clusters tightened step by step;
+* :func:`variance_from_distances` -- the identity the proof rests on (Zhang et al. 2012);
+* :func:`trace_summary` / :func:`assess_findings` -- the paper's claims beside ours.
+
+Setups (iii) and (iv) (static vectors with WordNet labels) and the GLUE appendix are not built yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from isolib import datasets
+from isolib.embed import sentence_embeddings
+from isolib.findings import Finding, all_of, declare, not_comparable, threshold, within
+from isolib.metrics import isoscore, silhouette
+from isolib.probe import correlations, make_probe
+
+__all__ = [
+    "CITATION",
+    "PAPER_TABLE1",
+    "Setup",
+    "polarity_setup",
+    "snli_setup",
+    "tightening_demo",
+    "variance_from_distances",
+    "trace_summary",
+    "assess_findings",
+]
+
+CITATION = ("Timothee Mickus, Stig-Arne Grönroos and Joseph Attieh (2024), *Isotropy, Clusters, and Classifiers*, "
+            "ACL 2024 (short papers)")
+# Table 1: items and trainable parameters per setup.
+PAPER_TABLE1 = {"(i) polarity": (10_662, 4_094_976), "(ii) SNLI": (9_842, 4_987_395),
+                "(iii) CoDWoE POS": (11_462, 4_341_004), "(iv) supersenses": (2_275, 690_326)}
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One of the paper's setups, ready for :func:`isolib.probe.train_probe`.
+
+    Attributes
+    ----------
+    name : str
+        As in :data:`PAPER_TABLE1`.
+    X : ndarray of shape (n_points, dim)
+        Initial embeddings (the trainable parameters).
+    y : ndarray of shape (n_items,)
+        Class labels (of the pairs for SNLI).
+    pair_index : ndarray of shape (n_pairs, 2) or None
+        Rows of ``X`` forming each SNLI pair, read as [u; v].
+    bias : bool
+        Bias in the linear layer ((i): none).
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    pair_index: np.ndarray | None
+    bias: bool
+
+    @property
+    def n_items(self) -> int:
+        return len(self.y)
+
+    @property
+    def n_parameters(self) -> int:
+        """Trainable parameters of the probe :func:`isolib.probe.train_probe` builds for this setup."""
+        n_outputs = len(np.unique(self.y))
+        return make_probe(self.X, n_outputs, bias=self.bias, paired=self.pair_index is not None).n_parameters
+
+
+def _subset(n: int, size: int | None, random_state) -> np.ndarray:
+    """Sorted rows of a uniform sample of ``size`` items (all when None or larger)."""
+    if size is None or size >= n:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(random_state).choice(n, size=size, replace=False))
+
+
+def polarity_setup(*, n_items: int | None = None, random_state=0, **options) -> Setup:
+    """(i) Pang & Lee polarity: 10,662 all-MiniLM-L6-v2 sentence vectors, 2 classes, no bias.
+
+    ``n_items`` draws a uniform subset (quick runs); ``options`` go to :func:`sentence_embeddings`.
+    """
+    texts = datasets.load_texts("rt-polarity", split=None)
+    texts = texts.iloc[_subset(len(texts), n_items, random_state)]
+    X = sentence_embeddings("minilm", texts.text.tolist(), **options)
+    return Setup("(i) polarity", X, texts.label.to_numpy(), None, bias=False)
+
+
+def snli_setup(*, n_items: int | None = None, random_state=0, **options) -> Setup:
+    """(ii) SNLI dev, 9,842 gold pairs: one vector per unique sentence, pairs read as [u; v], 3 classes with bias.
+
+    ``n_items`` draws a uniform subset of pairs (quick runs); ``options`` go to :func:`sentence_embeddings`.
+    """
+    pairs = datasets.load_pairs("snli", split="dev")
+    pairs = pairs.iloc[_subset(len(pairs), n_items, random_state)]
+    sentences = list(dict.fromkeys(pd.concat([pairs.sentence1, pairs.sentence2])))
+    index = {sentence: i for i, sentence in enumerate(sentences)}
+    pair_index = np.column_stack([pairs.sentence1.map(index), pairs.sentence2.map(index)])
+    X = sentence_embeddings("minilm", sentences, **options)
+    return Setup("(ii) SNLI", X, pairs.label.to_numpy(), pair_index, bias=True)
+
+
+def tightening_demo(*, n_clusters: int = 4, n_per_cluster: int = 200, dim: int = 16,
+                    spreads: Sequence[float] = (4.0, 2.0, 1.0, 0.5, 0.25, 0.1), random_state=0) -> pd.DataFrame:
+    """Section 2 made concrete: the same cluster centres, members drawn ever closer to them.
+
+    Each cluster's members are ``centre + spread * noise`` with the same standard normal noise at
+    every spread; the centres are standard normal draws scaled by 3. As the spread shrinks the
+    clusters tighten: the silhouette should rise and IsoScore fall.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``spread``, ``isoscore``, ``silhouette``.
+    """
+    generator = np.random.default_rng(random_state)
+    centres = 3 * generator.standard_normal((n_clusters, dim))
+    labels = np.repeat(np.arange(n_clusters), n_per_cluster)
+    noise = generator.standard_normal((len(labels), dim))
+    rows = []
+    for spread in spreads:
+        points = centres[labels] + spread * noise
+        rows.append((spread, isoscore(points), silhouette(points, labels)))
+    return pd.DataFrame(rows, columns=["spread", "isoscore", "silhouette"])
+
+
+def variance_from_distances(X) -> np.ndarray:
+    """Variance along each principal axis from pairwise squared distances (Zhang et al. 2012), largest first.
+
+    The points are centred and rotated to their principal axes; for each axis k,
+    ``var_k = sum_i sum_j (z_ik - z_jk)^2 / (2 n (n - 1))``, computed literally from the pairwise
+    differences (O(n^2 d): for checking the identity, not for large n). It equals
+    :func:`isolib.metrics.principal_variances`, IsoScore's variance vector.
+    """
+    points = np.asarray(X, dtype=np.float64)
+    centred = points - points.mean(axis=0)
+    _, _, axes = np.linalg.svd(centred, full_matrices=False)
+    rotated = centred @ axes.T
+    n = len(rotated)
+    differences = rotated[:, None, :] - rotated[None, :, :]
+    variances = np.zeros(points.shape[1])
+    variances[: rotated.shape[1]] = (differences**2).sum(axis=(0, 1)) / (2 * n * (n - 1))
+    return variances
+
+
+def trace_summary(trace: pd.DataFrame) -> pd.Series:
+    """First and last IsoScore and silhouette (mean and std over seeds), the spread over seeds, correlations.
+
+    Returns
+    -------
+    pandas.Series
+        ``isoscore_first``, ``isoscore_last``, ``silhouette_first``, ``silhouette_last`` (means over
+        seeds) with ``..._std``; ``max_std`` and ``mean_std`` (over updates and both metrics, the
+        standard deviation across seeds); ``pearson_max``, ``spearman_max`` (the weakest, i.e.
+        largest, correlation over seeds) and their means.
+    """
+    per_update = trace.groupby("update")[["isoscore", "silhouette"]]
+    means, spreads = per_update.mean(), per_update.std(ddof=1).fillna(0.0)
+    first, last = means.index.min(), means.index.max()
+    correlation = correlations(trace)
+    return pd.Series({
+        "isoscore_first": means.isoscore[first], "isoscore_first_std": spreads.isoscore[first],
+        "isoscore_last": means.isoscore[last], "isoscore_last_std": spreads.isoscore[last],
+        "silhouette_first": means.silhouette[first], "silhouette_first_std": spreads.silhouette[first],
+        "silhouette_last": means.silhouette[last], "silhouette_last_std": spreads.silhouette[last],
+        "max_std": float(spreads.to_numpy().max()), "mean_std": float(spreads.to_numpy().mean()),
+        "pearson_max": correlation.pearson.max(), "pearson_mean": correlation.pearson.mean(),
+        "spearman_max": correlation.spearman.max(), "spearman_mean": correlation.spearman.mean(),
+    })
+
+
+def assess_findings(summaries: pd.DataFrame, table1: pd.DataFrame, demo: pd.DataFrame) -> list[Finding]:
+    """Decide, claim by claim, whether this run reproduces the paper.
+
+    Parameters
+    ----------
+    summaries : pandas.DataFrame
+        One :func:`trace_summary` row per setup, indexed by setup name.
+    table1 : pandas.DataFrame
+        ``setup``, ``n_items``, ``n_parameters`` (ours), ``full`` (whether the whole data set was used).
+    demo : pandas.DataFrame
+        :func:`tightening_demo`.
+
+    Returns
+    -------
+    list of Finding
+    """
+    findings = []
+    lost = "(the value is lost in our copy of the paper)"
+    for setup, row in summaries.iterrows():
+        findings += [
+            declare("IsoScore falls while the embeddings are optimised", "falls in every setup", setup,
+                    f"{row.isoscore_first:.3f} -> {row.isoscore_last:.3f} (+- {row.isoscore_last_std:.3f})",
+                    threshold(row.isoscore_first - row.isoscore_last - row.isoscore_last_std, above=0),
+                    "reproduced if the last mean IsoScore is below the first by more than its standard deviation "
+                    "over seeds.", headline=True),
+            declare("The silhouette rises", "rises in every setup", setup,
+                    f"{row.silhouette_first:.3f} -> {row.silhouette_last:.3f} (+- {row.silhouette_last_std:.3f})",
+                    threshold(row.silhouette_last - row.silhouette_first - row.silhouette_last_std, above=0),
+                    "reproduced if the last mean silhouette is above the first by more than its standard deviation "
+                    "over seeds.", headline=True),
+            declare("IsoScore and silhouette are strongly negatively correlated",
+                    f"strong negative Pearson and Spearman {lost}", setup,
+                    f"Pearson up to {row.pearson_max:.3f} (mean {row.pearson_mean:.3f}), Spearman up to "
+                    f"{row.spearman_max:.3f} (mean {row.spearman_mean:.3f}) over seeds",
+                    threshold([row.pearson_max, row.spearman_max], below=-0.7),
+                    "reproduced if both correlations are below -0.7 in every seed.", headline=True),
+            declare("Negligible standard deviation across seeds", f"maximum and mean std {lost}", setup,
+                    f"max {row.max_std:.4f}, mean {row.mean_std:.4f}", threshold(row.max_std, below=0.01),
+                    "reproduced if the largest standard deviation across seeds, at any update and for either "
+                    "metric, is below 0.01."),
+        ]
+    for row in table1.itertuples():
+        items, parameters = PAPER_TABLE1[row.setup]
+        ours = f"{row.n_items:,} items, {row.n_parameters:,} parameters"
+        claim = f"Table 1: items and trainable parameters of {row.setup}"
+        paper = f"{items:,} items, {parameters:,} parameters"
+        if row.full:
+            findings.append(declare(claim, paper, row.setup, ours,
+                                    all_of(within(row.n_parameters, parameters, 0), within(row.n_items, items, 0)),
+                                    "reproduced if both counts are exactly the paper's."))
+        else:
+            findings.append(not_comparable(claim, paper, "this profile uses a subset of the items.", model=row.setup,
+                                           ours=ours))
+    rising = demo.silhouette.diff().dropna()
+    falling = demo.isoscore.diff().dropna()
+    findings.append(declare("Section 2: tighter clusters raise the silhouette and lower IsoScore",
+                            "argued mathematically", "synthetic clusters",
+                            f"silhouette {demo.silhouette.iloc[0]:.2f} -> {demo.silhouette.iloc[-1]:.2f}, IsoScore "
+                            f"{demo.isoscore.iloc[0]:.2f} -> {demo.isoscore.iloc[-1]:.2f}",
+                            threshold(np.r_[rising, -falling], above=0),
+                            "reproduced if every tightening step raises the silhouette and lowers IsoScore."))
+    for claim in ("(iii) CoDWoE POS (stand-in: GloVe-50d with WordNet parts of speech)",
+                  "(iv) supersenses (stand-in: GloVe-50d with WordNet noun supersenses)",
+                  "Appendix A: GLUE training sets"):
+        findings.append(not_comparable(claim, "IsoScore falls, silhouette rises",
+                                       "not run yet (issue 10, next slice)."))
+    return findings

@@ -1,0 +1,80 @@
+"""The study module of notebook 04 (Mickus et al. 2024): setups, Table 1 counts, Section 2, findings."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from isolib.findings import STATUSES
+from isolib.metrics import principal_variances
+from isolib.probe import train_probe
+from isolib.studies.mickus_isotropy_clusters import (
+    PAPER_TABLE1,
+    Setup,
+    assess_findings,
+    tightening_demo,
+    trace_summary,
+    variance_from_distances,
+)
+
+
+def test_table1_counts_of_setups_i_and_ii_decode_to_the_papers():
+    polarity = Setup("(i) polarity", np.zeros((10_662, 384)), np.arange(10_662) % 2, None, bias=False)
+    assert polarity.n_parameters == PAPER_TABLE1["(i) polarity"][1] == 4_094_976
+    snli = Setup("(ii) SNLI", np.zeros((12_982, 384)), np.arange(9_842) % 3, np.zeros((9_842, 2), int), bias=True)
+    assert snli.n_items == PAPER_TABLE1["(ii) SNLI"][0]
+    assert snli.n_parameters == PAPER_TABLE1["(ii) SNLI"][1] == 4_987_395
+
+
+def test_tightening_clusters_raises_the_silhouette_and_lowers_isoscore():
+    demo = tightening_demo(random_state=0)
+    assert (demo.silhouette.diff().dropna() > 0).all()
+    assert (demo.isoscore.diff().dropna() < 0).all()
+    assert demo.silhouette.iloc[-1] > 0.9 and demo.isoscore.iloc[0] > 2 * demo.isoscore.iloc[-1]
+
+
+def test_the_variance_identity_holds_to_1e_10():
+    X = np.random.default_rng(0).normal(size=(120, 10)) * np.arange(1, 11) + 5
+    np.testing.assert_allclose(variance_from_distances(X), principal_variances(X), rtol=0, atol=1e-10)
+    few = X[:6]  # fewer points than dimensions: zeros beyond the rank
+    np.testing.assert_allclose(variance_from_distances(few), principal_variances(few), atol=1e-10)
+
+
+@pytest.fixture(scope="module")
+def small_trace():
+    generator = np.random.default_rng(0)
+    labels = np.repeat([0, 1], 60)
+    X = generator.normal(size=(120, 8)) + labels[:, None] * 0.3
+    return train_probe(X, labels, bias=False, n_updates=30, seeds=[0, 1], progress=False)
+
+
+def test_a_trace_is_identical_for_a_seed_and_differs_across_seeds(small_trace):
+    generator = np.random.default_rng(0)
+    labels = np.repeat([0, 1], 60)
+    X = generator.normal(size=(120, 8)) + labels[:, None] * 0.3
+    again = train_probe(X, labels, bias=False, n_updates=30, seeds=[0], progress=False)
+    pd.testing.assert_frame_equal(again, small_trace[small_trace.seed == 0].reset_index(drop=True))
+    first, second = (small_trace[small_trace.seed == seed].reset_index(drop=True) for seed in (0, 1))
+    assert not np.allclose(first.loss, second.loss)
+
+
+def test_summary_and_findings_follow_their_rules():
+    updates = np.arange(11)
+    trace = pd.concat([pd.DataFrame({"seed": seed, "update": updates, "isoscore": 0.8 - 0.03 * updates + 0.001 * seed,
+                                     "silhouette": 0.1 + 0.02 * updates ** 1.5 + 0.001 * seed}) for seed in (0, 1)])
+    summary = trace_summary(trace)
+    assert summary.isoscore_first == pytest.approx(0.8005) and summary.isoscore_last == pytest.approx(0.5005)
+    assert summary.max_std == pytest.approx(0.001 / np.sqrt(2))
+    assert summary.pearson_max < -0.9 and summary.spearman_max == pytest.approx(-1)
+    summaries = pd.DataFrame([summary], index=["(i) polarity"])
+    table1 = pd.DataFrame([{"setup": "(i) polarity", "n_items": 10_662, "n_parameters": 4_094_976, "full": True},
+                           {"setup": "(ii) SNLI", "n_items": 500, "n_parameters": 1, "full": False}])
+    findings = assess_findings(summaries, table1, tightening_demo(random_state=0))
+    assert {finding.status for finding in findings} <= set(STATUSES)
+    status = {(finding.finding[:30], finding.model): finding.status for finding in findings}
+    assert status["IsoScore falls while the embed", "(i) polarity"] == "reproduced"
+    assert status["Table 1: items and trainable p", "(i) polarity"] == "reproduced"
+    assert status["Table 1: items and trainable p", "(ii) SNLI"] == "not comparable"
+    assert status["Section 2: tighter clusters ra", "synthetic clusters"] == "reproduced"
+    wrong = table1.assign(n_parameters=[4_094_977, 1])
+    status = {(f.finding[:30], f.model): f.status for f in assess_findings(summaries, wrong, tightening_demo())}
+    assert status["Table 1: items and trainable p", "(i) polarity"] == "not reproduced"
