@@ -7,6 +7,7 @@ import pytest
 from isolib import datasets
 from isolib.embed import TOKEN_COLUMNS
 from isolib.findings import STATUSES
+from isolib.metrics import lid_mle
 from isolib.studies.cai_clusters_manifolds import (
     assess_findings,
     cluster_means,
@@ -113,13 +114,20 @@ def test_per_cluster_similarity_and_its_two_means_on_a_constructed_example():
     assert cluster_means(table, "s_inter")[0] == pytest.approx(np.mean(inter))
 
 
+def _query_seed(random_state):
+    """The query seed :func:`lid_variants` draws from ``random_state``."""
+    return int(np.random.default_rng(random_state).integers(2**31 - 1))
+
+
 def test_lid_on_squared_distances_is_half_the_true_value_on_a_5_dimensional_subspace():
     generator = np.random.default_rng(0)
     X = generator.normal(size=(3000, 5)) @ generator.normal(size=(5, 40))
     values = lid_variants(X, k=50, queries=500, random_state=0)
     assert values["lid_euclidean"] == pytest.approx(5, abs=0.8)
-    assert values["lid_euclidean_squared"] == pytest.approx(values["lid_euclidean"] / 2)
-    assert values["lid_cosine_squared"] == pytest.approx(values["lid_cosine"] / 2)
+    for metric in ("euclidean", "cosine"):  # the halved value is what the squared-distance estimator measures
+        measured = lid_mle(X, k=50, metric=metric, squared=True, queries=500, random_state=_query_seed(0))
+        assert values[f"lid_{metric}_squared"] == pytest.approx(measured, rel=1e-12)
+        assert measured == pytest.approx(values[f"lid_{metric}"] / 2, rel=1e-12)
     assert values["lid_cosine"] == pytest.approx(4, abs=0.8)  # on the sphere, one dimension fewer
 
 
