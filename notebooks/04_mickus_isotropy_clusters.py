@@ -25,7 +25,7 @@
 # this by training the embeddings themselves (the sentence vectors are the parameters) under a linear
 # layer. This notebook regenerates:
 #
-# * **Table 1 `table1`** — items and trainable parameters per setup;
+# * **Table 1 `table1`** — items and trainable parameters per setup (for the static stand-ins also counted at word2vec's 300 dimensions);
 # * **Figure 2 `fig2_traces`** — IsoScore and silhouette after every update, mean ± std over seeds, one panel per setup;
 # * **Figure 3 `fig3_isoscore_silhouette`** — IsoScore against silhouette, coloured by update, with Pearson's r and Spearman's ρ;
 # * **Table `correlations`** — Pearson and Spearman per setup and seed; **`traces`** — every recorded update;
@@ -41,7 +41,15 @@
 # (for SNLI the unpaired sentence vectors, as the paper says); the silhouette on what carries a label:
 # the sentence vectors with their class in (i), the pair representations [u; v] with the pair's class
 # in (ii) (a premise occurs in pairs of different classes, so it has no label of its own).
-# Setups (iii) and (iv) (static vectors with WordNet labels) and the GLUE appendix are not run yet.
+# (iii) and (iv) are **stand-ins**: the paper's word2vec vectors and its CoDWoE and supersense data are
+# not available offline, so GloVe-50d vectors carry WordNet's labels. (iii): the 11,462 most frequent
+# alphabetic GloVe words that are WordNet lemmas, each with the set of its parts of speech (noun, verb,
+# adjective, adverb) as a multi-label target, a per-label sigmoid with bias, binary cross-entropy;
+# WordNet lists rare senses of function words (*in* is also a noun, Indiana), which CoDWoE's tags from
+# usage would not. (iv): the 2,275 most frequent alphabetic GloVe words that are WordNet nouns with
+# exactly one noun supersense (lexicographer file, e.g. `noun.animal`), 26 labels with bias, binary
+# cross-entropy. For the silhouette each distinct label vector is one cluster.
+# The GLUE appendix is not run yet.
 #
 # **Protocol.** Full-batch gradients, Adam with PyTorch's defaults (lr = 10⁻³), IsoScore and silhouette
 # after every update; the seed sets the classifier's initialisation (the vectors start from the same
@@ -51,7 +59,7 @@
 # %% tags=["parameters"]
 profile: str = "quick"  # which profile produced this run: quick or full or paper
 output_dir: str = "../build/quick/figures/04_mickus_isotropy_clusters"  # folder for figures and tables and RESULTS.md
-setups: list = ["polarity", "snli"]  # setups to run: polarity for (i) and snli for (ii)
+setups: list = ["polarity", "snli", "pos", "supersenses"]  # setups to run: polarity (i) and snli (ii) and pos (iii) and supersenses (iv)
 n_items: int = 1500  # items drawn per setup; 0 takes all of them as the paper
 n_updates: int = 100  # full-batch Adam updates per seed; the paper ran 1000
 seeds: list = [0, 1]  # seeds of the classifier initialisation; the paper ran 5
@@ -60,6 +68,7 @@ random_state: int = 0  # seed of the item subsets and of the synthetic demonstra
 
 # %%
 import time
+from functools import partial
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -76,7 +85,10 @@ from isolib.studies.mickus_isotropy_clusters import (
     PAPER_TABLE1,
     assess_findings,
     polarity_setup,
+    pos_setup,
     snli_setup,
+    static_parameters,
+    supersense_setup,
     tightening_demo,
     trace_summary,
     variance_from_distances,
@@ -92,11 +104,13 @@ if profile != "full" and Path(output_dir).resolve().is_relative_to(FIGURES_DIR):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-builders = {"polarity": polarity_setup, "snli": snli_setup}
-built = [builders[name](n_items=n_items or None, random_state=random_state, device=device) for name in setups]
+builders = {"polarity": partial(polarity_setup, device=device), "snli": partial(snli_setup, device=device),
+            "pos": pos_setup, "supersenses": supersense_setup}
+built = [builders[name](n_items=n_items or None, random_state=random_state) for name in setups]
 table1 = pd.DataFrame([{
-    "setup": setup.name, "n_items": setup.n_items, "n_vectors": len(setup.X),
+    "setup": setup.name, "n_items": setup.n_items, "n_vectors": len(setup.X), "dim": setup.X.shape[1],
     "n_parameters": setup.n_parameters,
+    "parameters_at_paper_dim": static_parameters(setup) if setup.words else np.nan,
     "paper_items": PAPER_TABLE1[setup.name][0], "paper_parameters": PAPER_TABLE1[setup.name][1],
     "full": not n_items} for setup in built])
 save_table(table1, output_dir, "table1")
@@ -108,8 +122,8 @@ table1
 # %%
 traces = []
 for setup in built:
-    trace = train_probe(setup.X, setup.y, bias=setup.bias, pair_index=setup.pair_index, n_updates=n_updates,
-                        seeds=seeds, device=device)
+    trace = train_probe(setup.X, setup.y, loss=setup.loss, bias=setup.bias, pair_index=setup.pair_index,
+                        n_updates=n_updates, seeds=seeds, device=device)
     traces.append(trace.assign(setup=setup.name))
 traces = pd.concat(traces, ignore_index=True)
 save_table(traces, output_dir, "traces", digits=5)
@@ -123,8 +137,13 @@ correlation_table.round(3)
 
 # %%
 names = list(dict.fromkeys(traces.setup))
-fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 3.8), squeeze=False, constrained_layout=True)
-for ax, name in zip(axes[0], names):
+n_columns = min(2, len(names))  # two panels per row keep four setups legible
+n_rows = -(-len(names) // n_columns)
+fig, axes = plt.subplots(n_rows, n_columns, figsize=(6 * n_columns, 3.8 * n_rows), squeeze=False,
+                         constrained_layout=True)
+for ax in axes.flat[len(names):]:
+    ax.remove()
+for ax, name in zip(axes.flat, names):
     per_update = traces[traces.setup == name].groupby("update")[["isoscore", "silhouette"]]
     means, spreads = per_update.mean(), per_update.std(ddof=1).fillna(0)
     for metric, colour in (("isoscore", "tab:blue"), ("silhouette", "tab:orange")):
@@ -142,15 +161,19 @@ plt.show()
 # ## Figure 3 — IsoScore against silhouette
 
 # %%
-fig, axes = plt.subplots(1, len(names), figsize=(5.5 * len(names), 4), squeeze=False, constrained_layout=True)
-for ax, name in zip(axes[0], names):
+fig, axes = plt.subplots(n_rows, n_columns, figsize=(5.5 * n_columns, 4 * n_rows), squeeze=False,
+                         constrained_layout=True)
+for ax in axes.flat[len(names):]:
+    ax.remove()
+for ax, name in zip(axes.flat, names):
     run = traces[traces.setup == name]
     points = ax.scatter(run.silhouette, run.isoscore, c=run["update"], cmap="viridis", s=6)
     mean_r = correlation_table[correlation_table.setup == name][["pearson", "spearman"]].mean()
     ax.set_title(f"{name}: r = {mean_r.pearson:.2f}, ρ = {mean_r.spearman:.2f}")
     ax.set_xlabel("silhouette")
     ax.set_ylabel("IsoScore")
-fig.colorbar(points, ax=axes[0].tolist(), label="update")
+    ax.locator_params(axis="x", nbins=4)  # small ranges otherwise print overlapping tick labels
+fig.colorbar(points, ax=axes.flat[: len(names)], label="update")
 fig.suptitle("Figure 3: IsoScore against silhouette (all seeds and updates)")
 save_figure(fig, output_dir, "fig3_isoscore_silhouette")
 plt.show()
@@ -211,11 +234,14 @@ notes = [
     f"Profile `{profile}`: setups {', '.join(names)}; {n_items or 'all'} items per setup; {n_updates} updates; "
     f"seeds {', '.join(map(str, seeds))}.",
     "IsoScore on the trainable vectors (unpaired for SNLI), silhouette on the labelled representations "
-    "(the sentence vectors in (i), the pairs [u; v] in (ii)).",
+    "(the sentence vectors in (i), the pairs [u; v] in (ii), the word vectors with each distinct label vector "
+    "as one cluster in (iii) and (iv)).",
+    "(iii) and (iv) are stand-ins: GloVe-50d with WordNet parts of speech and noun supersenses instead of "
+    "word2vec with CoDWoE and supersense data; their parameters are also counted at word2vec's 300 dimensions.",
     f"Wall time of the notebook: {elapsed_minutes:.1f} min; peak memory of the kernel: {peak_gib:.1f} GiB.",
 ]
 write_results(findings, Path(output_dir) / "RESULTS.md", title="Mickus et al. (2024): results of this run",
-              citation=CITATION, models="all-MiniLM-L6-v2 (sentence-transformers) for (i) and (ii)", notes=notes)
+              citation=CITATION, models="all-MiniLM-L6-v2 (sentence-transformers) for (i) and (ii); GloVe-50d for (iii) and (iv)", notes=notes)
 statuses = pd.Series([finding.status for finding in findings]).value_counts()
 print(", ".join(f"{statuses.get(status, 0)} {status}" for status in STATUSES))
 

@@ -11,6 +11,9 @@ from isolib.studies.mickus_isotropy_clusters import (
     PAPER_TABLE1,
     Setup,
     assess_findings,
+    pos_setup,
+    static_parameters,
+    supersense_setup,
     tightening_demo,
     trace_summary,
     variance_from_distances,
@@ -23,6 +26,24 @@ def test_table1_counts_of_setups_i_and_ii_decode_to_the_papers():
     snli = Setup("(ii) SNLI", np.zeros((12_982, 384)), np.arange(9_842) % 3, np.zeros((9_842, 2), int), bias=True)
     assert snli.n_items == PAPER_TABLE1["(ii) SNLI"][0]
     assert snli.n_parameters == PAPER_TABLE1["(ii) SNLI"][1] == 4_987_395
+
+
+def test_static_setups_follow_the_word_selection_rules_and_count_like_the_paper():
+    pos = pos_setup()
+    assert pos.X.shape == (11_462, 50) and pos.y.shape == (11_462, 4) and pos.loss == "sigmoid" and pos.bias
+    assert all(word.isalpha() for word in pos.words) and pos.words[:3] == ("in", "a", "on")  # GloVe's order
+    assert pos.y.sum(axis=1).min() == 1  # every word has at least one part of speech
+    assert len(np.unique(pos.y, axis=0)) > 4  # multi-label: some words carry several parts of speech
+    assert pos.n_parameters == 11_462 * 50 + 4 * 51
+    senses = supersense_setup()
+    assert senses.y.shape == (2_275, 26) and (senses.y.sum(axis=1) == 1).all()  # one supersense per word
+    assert static_parameters(senses) == PAPER_TABLE1["(iv) supersenses"][1] == 690_326
+    # (iii): the paper's 4,341,004 decodes to 14,466 vectors, not its 11,462 items (REFERENCE, section 04).
+    assert static_parameters(pos) == 11_462 * 300 + 4 * 301 != PAPER_TABLE1["(iii) CoDWoE POS"][1]
+    several = supersense_setup(single=False)
+    assert several.y.sum(axis=1).max() > 1
+    subset = supersense_setup(n_items=100, random_state=0)
+    assert subset.n_items == 100 and set(subset.words) <= set(senses.words)
 
 
 def test_tightening_clusters_raises_the_silhouette_and_lowers_isoscore():
@@ -66,15 +87,20 @@ def test_summary_and_findings_follow_their_rules():
     assert summary.max_std == pytest.approx(0.001 / np.sqrt(2))
     assert summary.pearson_max < -0.9 and summary.spearman_max == pytest.approx(-1)
     summaries = pd.DataFrame([summary], index=["(i) polarity"])
-    table1 = pd.DataFrame([{"setup": "(i) polarity", "n_items": 10_662, "n_parameters": 4_094_976, "full": True},
-                           {"setup": "(ii) SNLI", "n_items": 500, "n_parameters": 1, "full": False}])
+    table1 = pd.DataFrame([
+        {"setup": "(i) polarity", "n_items": 10_662, "n_parameters": 4_094_976, "parameters_at_paper_dim": np.nan,
+         "full": True},
+        {"setup": "(ii) SNLI", "n_items": 500, "n_parameters": 1, "parameters_at_paper_dim": np.nan, "full": False},
+        {"setup": "(iv) supersenses", "n_items": 2_275, "n_parameters": 115_076, "parameters_at_paper_dim": 690_326,
+         "full": True}])
     findings = assess_findings(summaries, table1, tightening_demo(random_state=0))
     assert {finding.status for finding in findings} <= set(STATUSES)
     status = {(finding.finding[:30], finding.model): finding.status for finding in findings}
     assert status["IsoScore falls while the embed", "(i) polarity"] == "reproduced"
     assert status["Table 1: items and trainable p", "(i) polarity"] == "reproduced"
     assert status["Table 1: items and trainable p", "(ii) SNLI"] == "not comparable"
+    assert status["Table 1: items and trainable p", "(iv) supersenses"] == "reproduced"
     assert status["Section 2: tighter clusters ra", "synthetic clusters"] == "reproduced"
-    wrong = table1.assign(n_parameters=[4_094_977, 1])
+    wrong = table1.assign(n_parameters=[4_094_977, 1, 115_076])
     status = {(f.finding[:30], f.model): f.status for f in assess_findings(summaries, wrong, tightening_demo())}
     assert status["Table 1: items and trainable p", "(i) polarity"] == "not reproduced"
