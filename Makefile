@@ -51,6 +51,7 @@ sync: $(INSTALLED)
 bench: $(INSTALLED)
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_embed.py
+	$(PY) benchmarks/bench_probe.py
 
 data: $(INSTALLED)
 	$(PY) -m isolib data fetch all
