@@ -14,7 +14,7 @@ export ISOLIB_DATA_DIR
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 LIBRARY := $(wildcard isolib/*.py isolib/*/*.py) data/registry.yaml
 
-.PHONY: setup figures quick test lab sync bench data clean
+.PHONY: setup figures quick variant test lab sync bench data clean
 .DELETE_ON_ERROR:
 
 setup: $(INSTALLED)
@@ -36,6 +36,13 @@ build/full/%.ipynb: notebooks/%.py notebooks/params/%/full.yaml $(LIBRARY) | $(I
 # The quick profile, stored as the committed notebooks (nbval's reference outputs).
 quick: $(INSTALLED)
 	$(PY) -m isolib reproduce --profile quick --store
+
+# One notebook with some parameters changed, into its own folder under build/variants/, e.g.
+#   make variant NB=02_cai_clusters_manifolds P="corpora [wikitext2] token_budget 4096" [PROFILE=full]
+# P holds NAME VALUE pairs (VALUE in YAML, without spaces); PROFILE defaults to quick.
+PROFILE ?= quick
+variant: $(INSTALLED)
+	set -f; $(PY) -m isolib reproduce --profile $(PROFILE) --only $(NB) $$(printf -- '-p %s %s ' $(P))
 
 # Unit tests, meta tests, and nbval on the committed quick runs in the current environment.
 test: $(INSTALLED)

@@ -27,7 +27,9 @@ def _data(args) -> int:
 def _reproduce(args) -> int:
     from isolib.runner import reproduce
 
-    results = reproduce(args.profile, args.only, store=args.store)
+    from isolib.runner import parse_overrides
+
+    results = reproduce(args.profile, args.only, store=args.store, overrides=parse_overrides(args.parameter))
     failed = [r.notebook for r in results if not r.ok]
     if failed:
         print(f"{len(failed)} of {len(results)} notebooks failed: {', '.join(failed)}", file=sys.stderr)
@@ -57,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--only", action="append", metavar="NAME", help="run only this notebook (repeatable)")
     run.add_argument("--store", action="store_true",
                      help="quick profile: also store the executed notebook as notebooks/NAME.ipynb")
+    run.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                     help="override one parameter of the notebook named by --only (VALUE is YAML, e.g. "
+                          "'[minilm, mpnet]'); the run goes to build/variants/ (repeatable)")
     run.set_defaults(func=_reproduce)
 
     overview = commands.add_parser("overview", help="regenerate figures/README.md from the committed RESULTS.md files "

@@ -17,11 +17,21 @@ executed copies are written to ``build/<profile>/<name>.ipynb``. With ``store=Tr
 (quick profile only) the executed notebook also replaces ``notebooks/<name>.ipynb``,
 the reference nbval compares against. After a ``full`` run, :func:`isolib.findings.write_overview`
 regenerates ``figures/README.md`` from the committed ``RESULTS.md`` files.
+
+Variants
+--------
+``overrides`` (``python -m isolib reproduce --only NB -p NAME VALUE``) change parameters of one
+profile, e.g. another corpus or model. A variant never writes into ``figures/``: its executed
+notebook and outputs go to their own folder, ``build/variants/<profile>/<notebook>/<overrides>/``,
+and its ``profile`` parameter names the overrides, so ``RESULTS.md`` says what was run (the executed
+notebook also records every parameter in its injected-parameters cell).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -51,20 +61,62 @@ def output_dir(notebook: str, profile: str) -> Path:
     return BUILD_DIR / profile / "figures" / notebook
 
 
-def parameters(notebook: str, profile: str) -> dict:
-    """Papermill parameters of one run: the profile's YAML plus ``profile`` and ``output_dir``.
+def variant_dir(notebook: str, profile: str, overrides: dict) -> Path:
+    """The folder of a variant run: ``build/variants/<profile>/<notebook>/<name-value_...>``."""
+    text = "_".join(f"{name}-{value}" for name, value in sorted(overrides.items()))
+    slug = "_".join(f"{name}-" + re.sub(r"[^A-Za-z0-9.]+", "-", str(value)).strip("-")
+                    for name, value in sorted(overrides.items()))
+    if len(slug) > 80:  # long lists of values: keep the folder name readable and unique
+        slug = f"{slug[:60]}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+    return BUILD_DIR / "variants" / profile / notebook / slug
 
-    The quick profile injects nothing, so its run is exactly the notebook's defaults.
+
+def declared_parameters(notebook: str) -> list[str]:
+    """Names of the notebook's parameters, in the order its ``parameters`` cell declares them."""
+    import jupytext
+    from papermill.translators import PythonTranslator
+
+    source = jupytext.read(NOTEBOOK_DIR / f"{notebook}.py")
+    cell = next(cell for cell in source.cells if "parameters" in cell.metadata.get("tags", []))
+    return [parameter.name for parameter in PythonTranslator.inspect(cell)]
+
+
+def parse_overrides(pairs: list[list[str]] | None) -> dict:
+    """``-p NAME VALUE`` pairs as parameters; each VALUE is read as YAML (``0``, ``[minilm, mpnet]``, ``true``)."""
+    overrides = {}
+    for name, value in pairs or []:
+        try:
+            overrides[name] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise ValueError(f"The value of -p {name} is not valid YAML: {value!r}.") from None
+    return overrides
+
+
+def parameters(notebook: str, profile: str, overrides: dict | None = None) -> dict:
+    """Papermill parameters of one run: the profile's YAML plus ``profile`` and ``output_dir``, then ``overrides``.
+
+    The quick profile injects nothing, so its run is exactly the notebook's defaults. With
+    ``overrides`` the run is a variant: ``output_dir`` is its own folder under ``build/variants/``
+    and ``profile`` reads e.g. ``quick with corpora = ['wikitext2']``.
     """
     if profile not in PROFILES:
         raise ValueError(f"Unknown profile '{profile}'; choose one of {', '.join(PROFILES)}.")
-    if profile == "quick":
-        return {}
-    path = PARAMS_DIR / notebook / f"{profile}.yaml"
-    if not path.exists():
-        raise FileNotFoundError(f"Notebook {notebook} has no {profile} parameters: {path} is missing.")
-    params = yaml.safe_load(path.read_text()) or {}
-    params.update(profile=profile, output_dir=str(output_dir(notebook, profile)))
+    params = {}
+    if profile != "quick":
+        path = PARAMS_DIR / notebook / f"{profile}.yaml"
+        if not path.exists():
+            raise FileNotFoundError(f"Notebook {notebook} has no {profile} parameters: {path} is missing.")
+        params = yaml.safe_load(path.read_text()) or {}
+        params.update(profile=profile, output_dir=str(output_dir(notebook, profile)))
+    if overrides:
+        unknown = sorted(set(overrides) - set(declared_parameters(notebook)) | set(overrides) & {"profile", "output_dir"})
+        if unknown:
+            raise ValueError(f"Notebook {notebook} has no parameter {', '.join(unknown)} to override "
+                             "(profile and output_dir are set by the runner).")
+        params.update(overrides)
+        described = ", ".join(f"{name} = {value!r}" for name, value in overrides.items())
+        params.update(profile=f"{profile} with {described}",
+                      output_dir=str(variant_dir(notebook, profile, overrides) / "figures"))
     return params
 
 
@@ -77,14 +129,16 @@ class RunResult:
     error: str = ""
 
 
-def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: str = "python3") -> RunResult:
-    """Execute one notebook under one profile; never raises for a failing notebook."""
+def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: str = "python3",
+                 overrides: dict | None = None) -> RunResult:
+    """Execute one notebook under one profile (and ``overrides``); never raises for a failing notebook."""
     import jupytext
     import papermill
 
-    if store and profile != "quick":
-        raise ValueError("Only the quick run is stored as the committed notebook (nbval's reference).")
-    executed = BUILD_DIR / profile / f"{notebook}.ipynb"
+    if store and (profile != "quick" or overrides):
+        raise ValueError("Only the quick run without overrides is stored as the committed notebook (nbval's reference).")
+    folder = variant_dir(notebook, profile, overrides) if overrides else BUILD_DIR / profile
+    executed = folder / f"{notebook}.ipynb"
     executed.parent.mkdir(parents=True, exist_ok=True)
     # Progress bars and interactive niceties must stay out of stored outputs.
     os.environ["ISOLIB_PROGRESS"] = "0"
@@ -94,7 +148,7 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
     start = time.perf_counter()
     try:
         source = jupytext.read(NOTEBOOK_DIR / f"{notebook}.py")
-        params = parameters(notebook, profile)
+        params = parameters(notebook, profile, overrides)
         papermill.execute_notebook(source, str(executed), parameters=params or None, cwd=str(NOTEBOOK_DIR),
                                    kernel_name=kernel, progress_bar=False, log_output=False)
     except Exception as error:  # a failing notebook is reported, the others still run
@@ -141,21 +195,29 @@ def _first_line(error: Exception) -> str:
     return (lines[-1] if lines else type(error).__name__)[:200]
 
 
-def reproduce(profile: str, only: list[str] | None = None, *, store: bool = False) -> list[RunResult]:
-    """Run every notebook (or those in ``only``), printing one line per notebook."""
+def reproduce(profile: str, only: list[str] | None = None, *, store: bool = False,
+              overrides: dict | None = None) -> list[RunResult]:
+    """Run every notebook (or those in ``only``), printing one line per notebook.
+
+    ``overrides`` (a variant) need exactly one notebook in ``only``: parameters differ between notebooks.
+    """
     names = notebook_names()
     if only:
         unknown = sorted(set(only) - set(names))
         if unknown:
             raise ValueError(f"Unknown notebook {', '.join(unknown)}; notebooks are: {', '.join(names)}.")
         names = [n for n in names if n in only]
+    if overrides and len(names) != 1:
+        raise ValueError("Parameter overrides (-p) apply to one notebook; name it with --only.")
+    if overrides:
+        parameters(names[0], profile, overrides)  # a bad override fails here, in one sentence, before any run
     results = []
     for name in names:
-        result = run_notebook(name, profile, store=store)
+        result = run_notebook(name, profile, store=store, overrides=overrides)
         status = "ok    " if result.ok else "FAILED"
         detail = f"  {result.error} (see {result.executed.relative_to(REPO_ROOT)})" if not result.ok else ""
         print(f"{status} {name:<36} {result.seconds:7.1f} s{detail}", flush=True)
         results.append(result)
-    if profile == "full":
+    if profile == "full" and not overrides:
         print(f"wrote {write_overview(FIGURES_DIR).relative_to(REPO_ROOT)}", flush=True)
     return results

@@ -37,3 +37,48 @@ def test_store_is_only_for_the_quick_profile():
 
     with pytest.raises(ValueError, match="Only the quick run"):
         run_notebook("00_quickstart", "full", store=True)
+
+
+def test_overrides_are_yaml_values_and_make_a_variant_outside_figures():
+    from isolib import runner
+
+    overrides = runner.parse_overrides([["corpora", "[wikitext2]"], ["token_budget", "4096"], ["keep_symbols", "true"]])
+    assert overrides == {"corpora": ["wikitext2"], "token_budget": 4096, "keep_symbols": True}
+    params = runner.parameters("02_cai_clusters_manifolds", "full", overrides)
+    assert params["models"] == ["minilm", "mpnet", "smollm2"]  # the rest of the profile is kept
+    assert params["corpora"] == ["wikitext2"] and params["token_budget"] == 4096
+    assert params["profile"] == "full with corpora = ['wikitext2'], token_budget = 4096, keep_symbols = True"
+    folder = runner.variant_dir("02_cai_clusters_manifolds", "full", overrides)
+    assert params["output_dir"] == str(folder / "figures")
+    assert folder.is_relative_to(runner.BUILD_DIR / "variants" / "full") and not folder.is_relative_to(runner.FIGURES_DIR)
+    assert folder.name == "corpora-wikitext2_keep_symbols-True_token_budget-4096"
+    long = runner.variant_dir("02_cai_clusters_manifolds", "quick", {"layers": {"smollm2": list(range(31))}})
+    assert len(long.name) <= 80
+
+
+def test_bad_overrides_fail_with_one_sentence(capsys):
+    assert main(["reproduce", "--profile", "quick", "--only", "00_quickstart", "-p", "n_sentencez", "5"]) == 2
+    assert main(["reproduce", "--profile", "quick", "--only", "00_quickstart", "-p", "output_dir", "/tmp"]) == 2
+    assert main(["reproduce", "--profile", "quick", "-p", "n_sentences", "5"]) == 2  # which notebook?
+    assert main(["reproduce", "--profile", "quick", "--only", "00_quickstart", "-p", "models", "[minilm"]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 4 and all(line.startswith("error: ") for line in errors)
+    assert "no parameter n_sentencez" in errors[0] and "no parameter output_dir" in errors[1]
+    assert "--only" in errors[2] and "not valid YAML" in errors[3]
+
+
+def test_a_variant_run_reaches_the_notebook_and_its_results(tmp_path, monkeypatch, capsys):
+    from isolib import runner
+
+    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path)
+    arguments = ["reproduce", "--profile", "quick", "--only", "04_mickus_isotropy_clusters", "-p", "setups",
+                 "[supersenses]", "-p", "n_items", "300", "-p", "n_updates", "5", "-p", "seeds", "[0]"]
+    assert main(arguments) == 0, capsys.readouterr()
+    folder = runner.variant_dir("04_mickus_isotropy_clusters", "quick",
+                                {"setups": ["supersenses"], "n_items": 300, "n_updates": 5, "seeds": [0]})
+    assert folder.is_relative_to(tmp_path)
+    executed = (folder / "04_mickus_isotropy_clusters.ipynb").read_text()
+    assert "n_items = 300" in executed  # papermill's injected-parameters cell records the override
+    results = (folder / "figures" / "RESULTS.md").read_text()
+    assert "Profile `quick with setups = ['supersenses'], n_items = 300, n_updates = 5, seeds = [0]`" in results
+    assert "(iv) supersenses" in results and "(i) polarity" not in results
