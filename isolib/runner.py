@@ -47,6 +47,9 @@ PARAMS_DIR = NOTEBOOK_DIR / "params"
 BUILD_DIR = REPO_ROOT / "build"
 FIGURES_DIR = REPO_ROOT / "figures"
 PROFILES = ("quick", "full", "paper")
+# The kernel every committed notebook declares; `make setup` registers it for the user, so any
+# JupyterLab (the project's, a system one, conda's) offers it and runs the project's environment.
+PROJECT_KERNEL = {"name": "isolib", "display_name": "Python (isolib)", "language": "python"}
 
 
 def notebook_names() -> list[str]:
@@ -159,13 +162,17 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
 
 
 def store_reference(executed: Path, target: Path) -> None:
-    """Copy an executed notebook to ``target`` without run-specific metadata (durations, timestamps)."""
+    """Copy an executed notebook to ``target`` without run-specific metadata (durations, timestamps).
+
+    The copy declares :data:`PROJECT_KERNEL`, whichever kernel executed it.
+    """
     import nbformat
 
     import jupytext
 
     nb = nbformat.read(executed, as_version=4)
     nb.metadata.pop("papermill", None)
+    nb.metadata["kernelspec"] = dict(PROJECT_KERNEL)
     for number, cell in enumerate(nb.cells):
         cell.id = f"cell-{number}"  # stable ids: a rerun changes only what the run changed
         for key in ("papermill", "execution"):

@@ -33,6 +33,14 @@ def test_pair_is_in_sync(name):
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebooks_declare_the_project_kernel(name):
+    """A JupyterLab outside the project's venv must start the project's environment, not its own python3."""
+    nb = nbformat.read(runner.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+    assert nb.metadata.kernelspec == runner.PROJECT_KERNEL
+    assert jupytext.read(runner.NOTEBOOK_DIR / f"{name}.py").metadata["kernelspec"] == runner.PROJECT_KERNEL
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
 def test_parameters_are_documented_and_every_profile_has_its_file(name):
     declared = papermill.inspect_notebook(str(runner.NOTEBOOK_DIR / f"{name}.ipynb"))
     assert {"profile", "output_dir"} <= set(declared)
