@@ -11,10 +11,15 @@ from isolib.studies import rajaee_cluster_isotropy as study
 from isolib.studies.rajaee_cluster_isotropy import (
     METHODS,
     PROPOSED,
+    BatchMethod,
     PairedSentences,
     Settings,
     assess_findings,
+    cls_geometry,
     evaluate_methods,
+    finetune,
+    finetune_texts,
+    isotropise_batch,
     method_summary,
     probe_with_method,
     sentence_pairs,
@@ -148,3 +153,60 @@ def test_findings_follow_their_rules():
     assert status("The proposed method is the best", "bert-base-uncased") == "reproduced"
     assert status("The proposed method is the best", "minilm") == "not reproduced"
     assert status("SST-2", "minilm") == "not reproduced"  # +1 point, but within one standard deviation
+    assert status("Fine-tuning on RTE and WiC", "-") == "not comparable"  # not run in this profile
+
+    finetuned = pd.DataFrame({"task": "rte", "model": "minilm", "method": ["without"] * 3 + ["with the method"] * 3,
+                              "seed": [0, 1, 2] * 2, "accuracy": [0.60, 0.62, 0.64, 0.61, 0.59, 0.60]})
+    last = 6
+    cls = pd.DataFrame({"task": "rte", "layer": last, "processed": [False, False, False, True],
+                        "model": ["pre-trained", "fine-tuned", "fine-tuned with the method", "fine-tuned with the method"],
+                        "i_w": [1e-6, 1e-4, 1e-4, 0.3], "isoscore": 0.1, "mean_ratio": [0.8, 0.1, 0.1, 0.0]})
+    findings = assess_findings(summary, sst2, finetuned, cls)
+    assert status("Fine-tuned RTE accuracy: the method does not help", "minilm") == "reproduced"
+    assert status("RTE: after fine-tuning, [CLS] vectors are already zero-mean", "minilm") == "reproduced"
+    assert status("RTE: the method raises the isotropy", "minilm") == "reproduced"
+    helped = finetuned.assign(accuracy=[0.60, 0.61, 0.62, 0.70, 0.71, 0.72])
+    not_zero = cls.assign(mean_ratio=[0.8, 0.5, 0.5, 0.0])
+    findings = assess_findings(summary, sst2, helped, not_zero)
+    assert status("Fine-tuned RTE accuracy: the method does not help", "minilm") == "not reproduced"
+    assert status("RTE: after fine-tuning, [CLS] vectors are already zero-mean", "minilm") == "not reproduced"
+
+
+def test_the_batch_method_centres_each_cluster_nulls_its_directions_and_passes_gradients():
+    import torch
+
+    points = torch.tensor(shifted_mixture(n=20, dim=16), dtype=torch.float64, requires_grad=True)  # 40 vectors
+    processed = isotropise_batch(points, BatchMethod(n_clusters=2, n_pc=3), random_state=0)
+    fitted = study.ClusterIsotropy(2, 3, small_clusters="merge", n_init=1, random_state=0).fit(points.detach().numpy())
+    assert len(np.unique(fitted.labels_)) == 2
+    out = processed.detach().numpy()
+    for cluster, directions in fitted.directions_.items():
+        members = out[fitted.labels_ == cluster]
+        np.testing.assert_allclose(members.mean(axis=0), 0, atol=1e-10)  # each cluster's mean removed
+        np.testing.assert_allclose(members @ directions, 0, atol=1e-10)  # and its top directions nulled
+    (processed ** 2).sum().backward()
+    assert points.grad is not None and torch.isfinite(points.grad).all() and points.grad.abs().sum() > 0
+    short = isotropise_batch(points[:5].detach(), BatchMethod(n_clusters=2, n_pc=4), random_state=0)  # a last batch
+    np.testing.assert_allclose(short.numpy().mean(axis=0), 0, atol=1e-10)  # one cluster, at most 4 directions
+
+
+def test_finetuning_texts_and_labels():
+    first, second, labels = finetune_texts("rte", "val")
+    raw = datasets.load_pairs("rte", split="val")
+    assert len(first) == len(second) == len(labels) == 277
+    assert labels.sum() == (raw.label == "not_entailment").sum()
+    first, second, labels = finetune_texts("wic", "dev")
+    assert first[0].startswith(datasets.load_pairs("wic", split="dev").word[0] + ": ") and set(labels) == {0, 1}
+    with pytest.raises(ValueError, match="Unknown fine-tuning task"):
+        finetune_texts("mnli", "train")
+
+
+def test_a_short_finetuning_run_and_the_cls_geometry_it_reports():
+    accuracy, encoder = finetune("rte", method=BatchMethod(), epochs=1, train_size=32, seed=0)
+    assert 0 <= accuracy <= 1
+    from isolib.models import load_model
+
+    table = cls_geometry(encoder, load_model("minilm").tokenizer, "rte", method=BatchMethod())
+    assert table.layer.tolist() == [1, 2, 3, 4, 5, 6, 6] and table.processed.tolist() == [False] * 6 + [True]
+    assert table.mean_ratio.between(0, 1).all() and table.i_w.between(0, 1).all()
+    assert table.mean_ratio.iloc[-1] < 1e-6  # per-batch centring leaves the processed vectors zero-mean

@@ -11,6 +11,8 @@ comparison table on :mod:`isolib.transforms`, :mod:`isolib.evaluation` and :mod:
   x 100, and I(W) and IsoScore of the token and of the sentence vectors;
 * :func:`sweep` -- Spearman over a grid of (k, n_pc), to see whether the gain is robust or tuned;
 * :func:`probe_accuracy` -- a logistic-regression probe on sentence vectors (the SST-2 protocol);
+* :func:`finetune` -- fine-tuning on RTE or WiC with the method on each batch's [CLS] vectors or without
+  (:func:`isotropise_batch`), and :func:`cls_geometry` -- I(W), IsoScore and the mean of [CLS] per layer;
 * :func:`assess_findings` -- the slides' claims and numbers beside ours, judged by :mod:`isolib.findings`.
 
 Protocol (stated once)
@@ -37,7 +39,7 @@ from sklearn.linear_model import LogisticRegression
 from isolib import datasets
 from isolib.embed import split_view
 from isolib.evaluation import mean_pool, sts_correlation
-from isolib.findings import Finding, PaperModel, Verdict, declare, not_comparable, sign, within
+from isolib.findings import Finding, PaperModel, Verdict, all_of, declare, not_comparable, sign, threshold, within
 from isolib.metrics import isoscore, partition_isotropy
 from isolib.transforms import ClusterIsotropy, abtt, centre
 
@@ -62,6 +64,12 @@ __all__ = [
     "sweep",
     "probe_accuracy",
     "probe_with_method",
+    "BatchMethod",
+    "FINETUNE_TASKS",
+    "finetune_texts",
+    "isotropise_batch",
+    "finetune",
+    "cls_geometry",
     "counterpart",
     "models_run",
     "assess_findings",
@@ -287,6 +295,202 @@ def probe_with_method(train: tuple, dev: tuple, settings: Settings, *, seeds: Se
     return pd.DataFrame(rows)
 
 
+# --------------------------------------------------------------------------- fine-tuning
+
+
+# The slides' fine-tuning results (BERT-base, dev accuracy x 100 and I(W) of [CLS]): without, with the method.
+SLIDES_FINETUNE = {"rte": ((65.3, 4.86e-5), (62.8, 0.29)), "wic": ((64.04, 8.26e-4), (62.1, 0.13))}
+# Task: (training split, evaluation split) of isolib.datasets.load_pairs; the slides report dev accuracy.
+FINETUNE_TASKS = {"rte": ("train", "val"), "wic": ("train", "dev")}
+
+
+@dataclass(frozen=True)
+class BatchMethod:
+    """The method on one batch of [CLS] vectors: ``n_clusters`` k-means clusters, ``n_pc`` directions each.
+
+    The slides apply the clustering "on a batch" without settings; a batch of 32 cannot hold BERT's
+    27 clusters of at least 12 points, so the defaults are ours: 2 clusters, 4 directions.
+    """
+
+    n_clusters: int = 2
+    n_pc: int = 4
+
+
+def finetune_texts(task: str, split: str) -> tuple[list[str], list[str], np.ndarray]:
+    """First and second segments and 0/1 labels of RTE or WiC.
+
+    RTE: premise and hypothesis, label 1 for ``not_entailment``. WiC: ``"<word>: <sentence 1>"`` and
+    sentence 2 (the target word leads the first segment, so the classifier knows which word is asked
+    about), label 1 when the word has the same sense.
+    """
+    if task not in FINETUNE_TASKS:
+        raise ValueError(f"Unknown fine-tuning task '{task}'; choose one of {', '.join(FINETUNE_TASKS)}.")
+    pairs = datasets.load_pairs(task, split=split)
+    if task == "rte":
+        return pairs.sentence1.tolist(), pairs.sentence2.tolist(), (pairs.label == "not_entailment").to_numpy(int)
+    first = (pairs.word + ": " + pairs.sentence1).tolist()
+    return first, pairs.sentence2.tolist(), pairs.label.to_numpy(int)
+
+
+def isotropise_batch(cls, method: BatchMethod, *, random_state=None):
+    """The method on a batch of [CLS] vectors, differentiable in the vectors.
+
+    Parameters
+    ----------
+    cls : torch.Tensor of shape (batch, dim)
+    method : BatchMethod
+    random_state : int
+        Seed of the batch's k-means.
+
+    Returns
+    -------
+    torch.Tensor of shape (batch, dim)
+        Each vector minus its cluster's mean (computed in the graph, like a batch norm), with its
+        projections on the cluster's ``n_pc`` leading principal directions removed (the directions
+        are found on the detached vectors and act as constants). A batch smaller than
+        ``n_clusters * (n_pc + 1)`` (a last, short batch) is one cluster with at most ``batch - 1`` directions.
+    """
+    import torch
+
+    n_clusters, n_pc = method.n_clusters, method.n_pc
+    if len(cls) < n_clusters * (n_pc + 1):
+        n_clusters, n_pc = 1, min(n_pc, len(cls) - 1)
+    fitted = ClusterIsotropy(n_clusters, n_pc, small_clusters="merge", n_init=1,
+                             random_state=random_state).fit(cls.detach().cpu().numpy())
+    labels = torch.as_tensor(fitted.labels_, device=cls.device)
+    processed = cls.clone()
+    for cluster in torch.unique(labels):
+        members = labels == cluster
+        centred = cls[members] - cls[members].mean(dim=0)
+        directions = torch.as_tensor(fitted.directions_[int(cluster)], dtype=cls.dtype, device=cls.device)
+        processed[members] = centred - (centred @ directions) @ directions.T
+    return processed
+
+
+def _classifier_inputs(encoder, tokenizer, first, second, method, *, max_length, random_state, device):
+    """[CLS] of the last layer for a batch of segment pairs, processed by ``method`` when given."""
+    batch = tokenizer(first, second, truncation=True, max_length=max_length, padding=True, return_tensors="pt")
+    cls = encoder(**batch.to(device)).last_hidden_state[:, 0]
+    return cls if method is None else isotropise_batch(cls, method, random_state=random_state)
+
+
+def finetune(task: str, model: str = "minilm", *, method: BatchMethod | None = None, epochs: int = 2,
+             batch_size: int = 32, lr: float = 2e-5, max_length: int = 128, train_size: int | None = None,
+             seed: int = 0, device: str = "cpu"):
+    """Fine-tune an encoder with a linear classifier on its [CLS] vector; the method on each batch or not.
+
+    The slides' experiment: BERT -> (the method on the batch's [CLS] vectors) -> classifier, 2 epochs.
+    Here: AdamW (lr ``lr``, weight decay 0.01) with a linear decay to 0, dropout 0.1 before the
+    classifier, batches of ``batch_size`` drawn in a seeded random order (a last short batch is
+    kept); evaluation on the task's dev split in order, with the method applied to each dev batch
+    as in training (transductive per batch, as the slides describe).
+
+    Parameters
+    ----------
+    task : {"rte", "wic"}
+    model : str
+        An encoder :func:`isolib.models.load_model` knows (its weights are copied, not changed).
+    method : BatchMethod or None
+    train_size : int or None
+        The first ``train_size`` training pairs of a seeded permutation (quick runs); None: all.
+    seed : int
+        Seed of the classifier's initialisation, the dropout, the batch order and the batch k-means.
+
+    Returns
+    -------
+    accuracy : float
+        On the dev split, in [0, 1].
+    encoder : transformers.PreTrainedModel
+        The fine-tuned encoder (for :func:`cls_geometry`), in eval mode.
+    """
+    import copy
+
+    import torch
+
+    from isolib.models import load_model
+
+    first, second, labels = finetune_texts(task, FINETUNE_TASKS.get(task, ("train",))[0])
+    loaded = load_model(model, device=device)
+    if loaded.kind != "encoder":
+        raise ValueError(f"{model} is a decoder; the [CLS] experiment needs an encoder such as minilm.")
+    order = np.random.default_rng(seed).permutation(len(labels))[:train_size]
+    torch.manual_seed(seed)
+    encoder = copy.deepcopy(loaded.model).train()
+    head = torch.nn.Sequential(torch.nn.Dropout(0.1), torch.nn.Linear(loaded.dim, 2)).to(device)
+    parameters = list(encoder.parameters()) + list(head.parameters())
+    optimiser = torch.optim.AdamW(parameters, lr=lr, weight_decay=0.01)
+    n_steps = epochs * -(-len(order) // batch_size)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: 1 - step / n_steps)
+    targets = torch.as_tensor(labels, device=device)
+    step = 0
+    for epoch in range(epochs):
+        shuffled = np.random.default_rng([seed, epoch]).permutation(order)
+        for start in range(0, len(shuffled), batch_size):
+            rows = shuffled[start : start + batch_size]
+            cls = _classifier_inputs(encoder, loaded.tokenizer, [first[i] for i in rows], [second[i] for i in rows],
+                                     method, max_length=max_length, random_state=seed + step, device=device)
+            loss = torch.nn.functional.cross_entropy(head(cls), targets[rows])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            step += 1
+    encoder.eval()
+    head.eval()
+    first, second, labels = finetune_texts(task, FINETUNE_TASKS[task][1])
+    correct = 0
+    with torch.no_grad():
+        for start in range(0, len(labels), batch_size):
+            rows = slice(start, start + batch_size)
+            cls = _classifier_inputs(encoder, loaded.tokenizer, first[rows], second[rows], method,
+                                     max_length=max_length, random_state=seed, device=device)
+            correct += int((head(cls).argmax(dim=1).cpu().numpy() == labels[rows]).sum())
+    return correct / len(labels), encoder
+
+
+def cls_geometry(encoder, tokenizer, task: str, *, method: BatchMethod | None = None, batch_size: int = 32,
+                 max_length: int = 128, random_state: int = 0, device: str = "cpu") -> pd.DataFrame:
+    """I(W), IsoScore and the size of the mean of the [CLS] vectors of a task's dev pairs, per layer.
+
+    Parameters
+    ----------
+    encoder : transformers.PreTrainedModel
+        Pre-trained or fine-tuned (:func:`finetune`), returning hidden states.
+    method : BatchMethod or None
+        Also process each dev batch's last-layer [CLS] vectors with the method (the vectors the
+        classifier saw), reported in an extra row with ``processed`` True.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``layer`` (1 to the last; ours, 0 being the input embeddings), ``processed`` (bool), ``i_w``, ``isoscore`` and ``mean_ratio``
+        = ||mean of the [CLS] vectors|| / mean ||[CLS] vector|| (0 for a zero-mean cloud, 1 when all
+        vectors are equal): the slides' "already zero-mean" claim, measured.
+    """
+    import torch
+
+    first, second, _ = finetune_texts(task, FINETUNE_TASKS[task][1])
+    per_layer, processed = [], []
+    with torch.no_grad():
+        for start in range(0, len(first), batch_size):
+            rows = slice(start, start + batch_size)
+            batch = tokenizer(first[rows], second[rows], truncation=True, max_length=max_length, padding=True,
+                              return_tensors="pt").to(device)
+            hidden = encoder(**batch, output_hidden_states=True).hidden_states
+            per_layer.append(torch.stack([state[:, 0] for state in hidden], dim=1).cpu().numpy())
+            if method is not None:
+                processed.append(isotropise_batch(hidden[-1][:, 0], method, random_state=random_state).cpu().numpy())
+    cls = np.concatenate(per_layer).astype(np.float64)  # (n_pairs, n_layers, dim)
+    # Layer 0 is left out: the input embedding of [CLS] is the same vector in every pair.
+    clouds = [(layer, False, cls[:, layer]) for layer in range(1, cls.shape[1])]
+    if method is not None:
+        clouds.append((cls.shape[1] - 1, True, np.concatenate(processed).astype(np.float64)))
+    rows = [{"layer": layer, "processed": done, "i_w": partition_isotropy(vectors), "isoscore": isoscore(vectors),
+             "mean_ratio": np.linalg.norm(vectors.mean(axis=0)) / np.linalg.norm(vectors, axis=1).mean()}
+            for layer, done, vectors in clouds]
+    return pd.DataFrame(rows)
+
+
 # --------------------------------------------------------------------------- findings
 
 
@@ -347,7 +551,46 @@ def _best_method_finding(model: str, dataset: str, summary: pd.DataFrame) -> Fin
                    "reproduced if the proposed method's mean Spearman is above every other row's.")
 
 
-def assess_findings(sts_summary: pd.DataFrame, sst2: pd.DataFrame | None = None) -> list[Finding]:
+def _finetune_findings(finetuned: pd.DataFrame, cls: pd.DataFrame) -> list[Finding]:
+    """The fine-tuning claims per task: accuracy with and without the method, [CLS] zero-mean, [CLS] I(W)."""
+    findings = []
+    for task, runs in finetuned.groupby("task", sort=False):
+        (paper_without, iso_without), (paper_with, iso_with) = SLIDES_FINETUNE[task]
+        model = runs.model.iloc[0]
+        per_method = runs.groupby("method").accuracy
+        means, spreads = per_method.mean(), per_method.std(ddof=1).fillna(0.0)
+        findings.append(declare(
+            f"Fine-tuned {task.upper()} accuracy: the method does not help", f"{paper_without} without, {paper_with} with",
+            model, f"{100 * means['without']:.1f} +- {100 * spreads['without']:.1f} without, "
+                   f"{100 * means['with the method']:.1f} +- {100 * spreads['with the method']:.1f} with "
+                   f"({runs.seed.nunique()} seeds)",
+            threshold(means["with the method"] - means["without"] - spreads["without"], below=0, inclusive=True),
+            "reproduced if the mean dev accuracy with the method is at most the mean without it plus one standard "
+            "deviation over seeds."))
+        last = cls[(cls.task == task) & ~cls.processed]
+        last = last[last.layer == last.layer.max()].set_index("model")
+        pretrained, tuned = last.mean_ratio["pre-trained"], last.mean_ratio["fine-tuned"]
+        findings.append(declare(
+            f"{task.upper()}: after fine-tuning, [CLS] vectors are already zero-mean", "stated", model,
+            f"||mean|| / mean ||[CLS]|| at the last layer: {pretrained:.2f} pre-trained, {tuned:.2f} fine-tuned",
+            all_of(threshold(tuned, below=0.25), threshold(tuned - pretrained, below=0)),
+            "reproduced if, at the last layer on dev, the norm of the mean [CLS] vector is below a quarter of the "
+            "mean norm after fine-tuning (0 for a zero-mean cloud, 1 for identical vectors) and below the "
+            "pre-trained model's."))
+        processed = cls[(cls.task == task) & cls.processed & (cls.model == "fine-tuned with the method")]
+        plain = last.i_w["fine-tuned"]
+        findings.append(declare(
+            f"{task.upper()}: the method raises the isotropy I(W) of [CLS]", f"{iso_without:.3g} -> {iso_with:.3g}",
+            model, f"{plain:.3g} (fine-tuned) -> {processed.i_w.iloc[0]:.3g} (processed [CLS] of the model "
+                   "fine-tuned with the method)",
+            sign(processed.i_w.iloc[0] - plain),
+            "reproduced if I(W) of the last-layer dev [CLS] vectors as the classifier saw them with the method "
+            "exceeds that of the model fine-tuned without it."))
+    return findings
+
+
+def assess_findings(sts_summary: pd.DataFrame, sst2: pd.DataFrame | None = None,
+                    finetuned: pd.DataFrame | None = None, cls: pd.DataFrame | None = None) -> list[Finding]:
     """Decide, claim by claim, whether this run reproduces the slides' table.
 
     Parameters
@@ -356,6 +599,12 @@ def assess_findings(sts_summary: pd.DataFrame, sst2: pd.DataFrame | None = None)
         :func:`method_summary` rows by ``model``, ``dataset`` and ``method``.
     sst2 : pandas.DataFrame, optional
         ``model``, ``method`` (``pre-trained`` or the proposed method), ``accuracy``, ``accuracy_std``.
+    finetuned : pandas.DataFrame, optional
+        One row per fine-tuning run: ``task``, ``model``, ``method`` (``without`` or ``with the method``),
+        ``seed``, ``accuracy``. None or empty when the profile does not fine-tune.
+    cls : pandas.DataFrame, optional
+        :func:`cls_geometry` rows with ``task`` and ``model`` (``pre-trained``, ``fine-tuned``,
+        ``fine-tuned with the method``).
 
     Returns
     -------
@@ -378,8 +627,10 @@ def assess_findings(sts_summary: pd.DataFrame, sst2: pd.DataFrame | None = None)
                                     if np.isfinite(after.accuracy_std) else Verdict.undecided(),
                                     "reproduced if the mean accuracy with the method minus one standard deviation is "
                                     "above the pre-trained accuracy (logistic probe, SST-2 train -> dev)."))
-    for claim, paper in [("Fine-tuned RTE accuracy: the method does not help", "65.3 without, 62.8 with"),
-                         ("Fine-tuned WiC accuracy: the method does not help", "64.04 without, 62.1 with"),
-                         ("After fine-tuning, [CLS] vectors are already zero-mean", "stated")]:
-        findings.append(not_comparable(claim, paper, "the fine-tuning experiment is not run yet (issue 14, next slice)."))
+    if finetuned is not None and len(finetuned):
+        findings += _finetune_findings(finetuned, cls)
+    else:
+        findings.append(not_comparable("Fine-tuning on RTE and WiC: accuracy, [CLS] zero-mean, [CLS] I(W)",
+                                       "RTE 65.3 without / 62.8 with; WiC 64.04 / 62.1",
+                                       "fine-tuning runs in the full profile only."))
     return findings
