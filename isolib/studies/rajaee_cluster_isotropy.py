@@ -421,7 +421,7 @@ def finetune(task: str, model: str = "minilm", *, method: BatchMethod | None = N
     optimiser = torch.optim.AdamW(parameters, lr=lr, weight_decay=0.01)
     n_steps = epochs * -(-len(order) // batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: 1 - step / n_steps)
-    targets = torch.as_tensor(labels, device=device)
+    targets = torch.as_tensor(np.array(labels), device=device)  # a copy: the loaded labels may be read-only
     step = 0
     for epoch in range(epochs):
         shuffled = np.random.default_rng([seed, epoch]).permutation(order)
