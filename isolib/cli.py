@@ -25,9 +25,7 @@ def _data(args) -> int:
 
 
 def _reproduce(args) -> int:
-    from isolib.runner import reproduce
-
-    from isolib.runner import parse_overrides
+    from isolib.runner import parse_overrides, reproduce
 
     results = reproduce(args.profile, args.only, store=args.store, overrides=parse_overrides(args.parameter))
     failed = [r.notebook for r in results if not r.ok]
