@@ -60,6 +60,8 @@ __all__ = [
     "not_comparable",
     "findings_table",
     "PaperModel",
+    "paper_counterpart",
+    "models_line",
     "compare_reference",
     "write_results",
     "StudyResults",
@@ -368,6 +370,26 @@ class PaperModel:
     name: str
     label: str
     n_layers: int
+
+
+def paper_counterpart(model: str, paper_names, stand_ins: dict[str, str]) -> str | None:
+    """The paper model that ``model`` (or a view of it, e.g. ``smollm2 (position 0 dropped)``) is compared with.
+
+    Itself when it is one of ``paper_names`` (the paper ran it), else its entry in ``stand_ins``
+    (an offline model standing in for a paper model), else None.
+    """
+    from isolib.embed import split_view  # lazy: isolib.embed loads torch
+
+    name = split_view(model)[0]
+    return name if name in paper_names else stand_ins.get(name)
+
+
+def models_line(models: Sequence[str], paper_models: Sequence[PaperModel],
+                counterpart: Callable[[str], str | None]) -> str:
+    """Each model run, with the paper model it stands in for: ``minilm (for BERT), gpt2`` (``RESULTS.md``)."""
+    labels = {paper.name: paper.label for paper in paper_models}
+    return ", ".join(name if counterpart(name) in (name, None) else f"{name} (for {labels[counterpart(name)]})"
+                     for name in models)
 
 
 def compare_reference(per_layer: pd.DataFrame, reference: dict, paper_models: Sequence[PaperModel],

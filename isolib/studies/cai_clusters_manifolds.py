@@ -62,7 +62,9 @@ from isolib.findings import (
     Verdict,
     all_of,
     declare,
+    models_line,
     not_comparable,
+    paper_counterpart,
     threshold,
     within,
 )
@@ -515,16 +517,13 @@ def pca_view(X, *, n_components: int = 3) -> tuple[np.ndarray, np.ndarray]:
 
 def counterpart(model: str) -> str | None:
     """The paper model ``model`` (or a view of it) is compared with: itself, its stand-in, or None."""
-    name = split_view(model)[0]
-    return name if name in TABLE3 else STAND_INS.get(name)
+    return paper_counterpart(model, TABLE3, STAND_INS)
 
 
 def models_run(models: Sequence[str], static_name: str) -> str:
     """The ``Models`` line of ``RESULTS.md``: each model and the paper model it stands in for."""
-    labels = {paper.name: paper.label for paper in PAPER_MODELS}
-    described = [name if counterpart(name) in (name, None) else f"{name} (for {labels[counterpart(name)]})"
-                 for name in models]
-    return ", ".join(described) + f"; static baseline {static_name}; ELMo is not run (it is not in transformers)."
+    return (models_line(models, PAPER_MODELS, counterpart)
+            + f"; static baseline {static_name}; ELMo is not run (it is not in transformers).")
 
 
 def _non_input(table: pd.DataFrame) -> pd.DataFrame:

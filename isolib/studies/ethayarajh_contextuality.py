@@ -60,7 +60,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from isolib import datasets
 from isolib._blas import one_blas_thread
 from isolib._checks import as_points, rng
-from isolib.embed import is_punctuation, split_view, unit_text
+from isolib.embed import is_punctuation, unit_text
 from isolib.evaluation import WordVectors, analogy_accuracy, categorization_purity, word_similarity
 from isolib.findings import (
     Finding,
@@ -69,7 +69,9 @@ from isolib.findings import (
     bootstrap_threshold,
     compare_reference,
     declare,
+    models_line,
     not_comparable,
+    paper_counterpart,
     sign,
     spearman,
     threshold,
@@ -695,16 +697,12 @@ STAND_INS = {"minilm": "bert-base-cased", "mpnet": "bert-base-cased", "smollm2":
 
 def counterpart(model: str) -> str | None:
     """The paper model ``model`` (or a view of it) is compared with: itself, its stand-in, or None."""
-    name = split_view(model)[0]
-    return name if name in PAPER_REFERENCE else STAND_INS.get(name)
+    return paper_counterpart(model, PAPER_REFERENCE, STAND_INS)
 
 
 def models_run(models: Sequence[str], static_name: str) -> str:
     """The ``Models`` line of ``RESULTS.md``: each model and the paper model it stands in for."""
-    labels = {paper.name: paper.label for paper in PAPER_MODELS}
-    described = [name if counterpart(name) in (name, None) else f"{name} (for {labels[counterpart(name)]})"
-                 for name in models]
-    return ", ".join(described) + f"; static baseline {static_name}; ELMo is not run."
+    return models_line(models, PAPER_MODELS, counterpart) + f"; static baseline {static_name}; ELMo is not run."
 
 
 def example_word_pairs(per_word: pd.DataFrame, wordnet: pd.DataFrame, *, n_pairs: int = 5) -> list[tuple[str, str]]:

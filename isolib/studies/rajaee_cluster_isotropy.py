@@ -39,7 +39,19 @@ from sklearn.linear_model import LogisticRegression
 from isolib import datasets
 from isolib.embed import split_view
 from isolib.evaluation import mean_pool, sts_correlation
-from isolib.findings import Finding, PaperModel, Verdict, all_of, declare, not_comparable, sign, threshold, within
+from isolib.findings import (
+    Finding,
+    PaperModel,
+    Verdict,
+    all_of,
+    declare,
+    models_line,
+    not_comparable,
+    paper_counterpart,
+    sign,
+    threshold,
+    within,
+)
 from isolib.metrics import isoscore, partition_isotropy
 from isolib.transforms import ClusterIsotropy, abtt, centre
 
@@ -496,15 +508,12 @@ def cls_geometry(encoder, tokenizer, task: str, *, method: BatchMethod | None = 
 
 def counterpart(model: str) -> str | None:
     """The paper model ``model`` (or a view of it) is compared with: itself, its stand-in, or None."""
-    name = split_view(model)[0]
-    return name if name in {paper.name for paper in PAPER_MODELS} else STAND_INS.get(name)
+    return paper_counterpart(model, {paper.name for paper in PAPER_MODELS}, STAND_INS)
 
 
 def models_run(models: Sequence[str]) -> str:
     """The ``Models`` line of ``RESULTS.md``: each model and the paper model it stands in for."""
-    labels = {paper.name: paper.label for paper in PAPER_MODELS}
-    return ", ".join(name if counterpart(name) in (name, None) else f"{name} (for {labels[counterpart(name)]})"
-                     for name in models)
+    return models_line(models, PAPER_MODELS, counterpart)
 
 
 def _gain_finding(model: str, dataset: str, summary: pd.DataFrame) -> list[Finding]:
