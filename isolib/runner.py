@@ -64,6 +64,12 @@ def output_dir(notebook: str, profile: str) -> Path:
     return BUILD_DIR / profile / "figures" / notebook
 
 
+def check_output_dir(profile: str, output_dir) -> None:
+    """Refuse a run other than the full profile writing into the committed ``figures/`` (one sentence)."""
+    if profile != "full" and Path(output_dir).resolve().is_relative_to(FIGURES_DIR):
+        raise ValueError(f"Only the full profile writes to {FIGURES_DIR}; set output_dir under build/.")
+
+
 def variant_dir(notebook: str, profile: str, overrides: dict) -> Path:
     """The folder of a variant run: ``build/variants/<profile>/<notebook>/<name-value_...>``."""
     text = "_".join(f"{name}-{value}" for name, value in sorted(overrides.items()))

@@ -90,7 +90,7 @@ from isolib.embed import embed_views, first_position_norm_ratio, split_view
 from isolib.findings import STATUSES, findings_table, write_results
 from isolib.models import load_static
 from isolib.plotting import plot_per_layer, save_figure, save_table, set_style
-from isolib.runner import FIGURES_DIR, peak_memory_gib
+from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.ethayarajh_contextuality import (
     CITATION,
     assess_findings,
@@ -106,8 +106,7 @@ from isolib.studies.ethayarajh_contextuality import (
 
 started = time.perf_counter()
 set_style()
-if profile != "full" and Path(output_dir).resolve().is_relative_to(FIGURES_DIR):
-    raise ValueError(f"Only the full profile writes to {FIGURES_DIR}; set output_dir under build/.")
+check_output_dir(profile, output_dir)
 
 # %% [markdown]
 # ## Data

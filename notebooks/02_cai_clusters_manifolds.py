@@ -92,7 +92,7 @@ from isolib.embed import embed_views, first_position_norm_ratio, split_view
 from isolib.findings import STATUSES, findings_table, write_results
 from isolib.models import load_model, load_static
 from isolib.plotting import plot_per_layer, plot_points, save_figure, save_table, set_style
-from isolib.runner import FIGURES_DIR, peak_memory_gib
+from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.cai_clusters_manifolds import (
     CITATION,
     assess_findings,
@@ -108,8 +108,7 @@ from isolib.studies.cai_clusters_manifolds import (
 
 started = time.perf_counter()
 set_style()
-if profile != "full" and Path(output_dir).resolve().is_relative_to(FIGURES_DIR):
-    raise ValueError(f"Only the full profile writes to {FIGURES_DIR}; set output_dir under build/.")
+check_output_dir(profile, output_dir)
 geometry_options = dict(k_range=range(2, k_max + 1), n_init=n_init, kmeans_fit_size=kmeans_fit_size or None,
                         silhouette_sample=silhouette_sample or None, max_instances=max_instances or None,
                         lid_k=lid_k, lid_queries=lid_queries or None)

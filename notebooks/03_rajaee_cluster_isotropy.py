@@ -90,7 +90,7 @@ from isolib.findings import STATUSES, findings_table, write_results
 from isolib.metrics import isoscore, partition_isotropy
 from isolib.models import load_model
 from isolib.plotting import save_figure, save_table, set_style
-from isolib.runner import FIGURES_DIR, peak_memory_gib
+from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.rajaee_cluster_isotropy import (
     CITATION,
     DATASETS,
@@ -113,8 +113,7 @@ from isolib.studies.rajaee_cluster_isotropy import (
 
 started = time.perf_counter()
 set_style()
-if profile != "full" and Path(output_dir).resolve().is_relative_to(FIGURES_DIR):
-    raise ValueError(f"Only the full profile writes to {FIGURES_DIR}; set output_dir under build/.")
+check_output_dir(profile, output_dir)
 
 # %% [markdown]
 # ## Data and embeddings

@@ -79,7 +79,7 @@ from isolib.findings import STATUSES, findings_table, write_results
 from isolib.metrics import principal_variances
 from isolib.plotting import save_figure, save_table, set_style
 from isolib.probe import correlations, train_probe
-from isolib.runner import FIGURES_DIR, peak_memory_gib
+from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.mickus_isotropy_clusters import (
     CITATION,
     PAPER_TABLE1,
@@ -96,8 +96,7 @@ from isolib.studies.mickus_isotropy_clusters import (
 
 started = time.perf_counter()
 set_style()
-if profile != "full" and Path(output_dir).resolve().is_relative_to(FIGURES_DIR):
-    raise ValueError(f"Only the full profile writes to {FIGURES_DIR}; set output_dir under build/.")
+check_output_dir(profile, output_dir)
 
 # %% [markdown]
 # ## The setups and Table 1

@@ -82,3 +82,13 @@ def test_a_variant_run_reaches_the_notebook_and_its_results(tmp_path, monkeypatc
     results = (folder / "figures" / "RESULTS.md").read_text()
     assert "Profile `quick with setups = ['supersenses'], n_items = 300, n_updates = 5, seeds = [0]`" in results
     assert "(iv) supersenses" in results and "(i) polarity" not in results
+
+
+def test_only_the_full_profile_writes_into_figures(tmp_path):
+    from isolib import runner
+
+    runner.check_output_dir("full", runner.FIGURES_DIR / "02_cai_clusters_manifolds")
+    runner.check_output_dir("quick", tmp_path)
+    for profile in ("quick", "full with corpora = ['wikitext2']"):
+        with pytest.raises(ValueError, match="Only the full profile writes to"):
+            runner.check_output_dir(profile, runner.FIGURES_DIR / "02_cai_clusters_manifolds")
