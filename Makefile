@@ -14,7 +14,7 @@ export ISOLIB_DATA_DIR
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 LIBRARY := $(wildcard isolib/*.py isolib/*/*.py) data/registry.yaml
 
-.PHONY: setup figures quick variant test lab sync bench data clean
+.PHONY: setup figures check-figures quick variant test lab sync bench data clean
 .DELETE_ON_ERROR:
 
 setup: $(INSTALLED)
@@ -35,6 +35,11 @@ figures: $(foreach nb,$(NOTEBOOKS),build/full/$(nb).ipynb)
 
 build/full/%.ipynb: notebooks/%.py notebooks/params/%/full.yaml $(LIBRARY) | $(INSTALLED)
 	$(PY) -m isolib reproduce --profile full --only $*
+
+# Rerun one notebook's full profile into build/check/ and compare its tables (numbers within a
+# tolerance) and RESULTS.md statuses with the committed figures/, e.g. make check-figures NB=00_quickstart
+check-figures: $(INSTALLED)
+	$(PY) -m isolib check-figures $(NB)
 
 # The quick profile, stored as the committed notebooks (nbval's reference outputs).
 quick: $(INSTALLED)

@@ -1,4 +1,4 @@
-"""``python -m isolib``: data fetch/verify, reproduce, and the overview of what reproduces."""
+"""``python -m isolib``: data fetch/verify, reproduce, check the committed figures, and the overview."""
 
 from __future__ import annotations
 
@@ -34,6 +34,18 @@ def _reproduce(args) -> int:
     return 1 if failed else 0
 
 
+def _check_figures(args) -> int:
+    from isolib.runner import FIGURES_DIR, check_figures
+
+    differences = check_figures(args.notebook, rtol=args.rtol, atol=args.atol)
+    for difference in differences:
+        print(difference, file=sys.stderr)
+    where = FIGURES_DIR / args.notebook
+    print(f"{args.notebook}: " + (f"{len(differences)} difference(s) from {where}" if differences else
+                                  f"tables within rtol {args.rtol:g}, atol {args.atol:g} and statuses equal to {where}"))
+    return 1 if differences else 0
+
+
 def _overview(args) -> int:
     from isolib.findings import write_overview
     from isolib.runner import FIGURES_DIR
@@ -61,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="override one parameter of the notebook named by --only (VALUE is YAML, e.g. "
                           "'[minilm, mpnet]'); the run goes to build/variants/ (repeatable)")
     run.set_defaults(func=_reproduce)
+
+    check = commands.add_parser("check-figures", help="rerun a notebook's full profile into build/check/ and compare "
+                                "its tables and RESULTS.md statuses with the committed figures/ folder")
+    check.add_argument("notebook", help="notebook name, e.g. 00_quickstart")
+    check.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance on numbers (default 1e-4)")
+    check.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance on numbers (default 1e-6)")
+    check.set_defaults(func=_check_figures)
 
     overview = commands.add_parser("overview", help="regenerate figures/README.md from the committed RESULTS.md files "
                                    "(a full run does it too)")

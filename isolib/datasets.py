@@ -213,19 +213,34 @@ def _deb_data_tar(deb: bytes) -> bytes:
 
 
 def _extract(blob: bytes, entry: dict) -> bytes:
-    """The registered file's bytes from what its URL served (the file itself or an archive)."""
+    """The registered file's bytes from what its URL served (the file itself or an archive), then transformed."""
     kind, member = entry.get("archive"), entry.get("member")
-    if kind is None:
-        return blob
     if kind == "gzip":
-        return gzip.decompress(blob)
-    if kind == "zip":
+        blob = gzip.decompress(blob)
+    elif kind == "zip":
         with zipfile.ZipFile(io.BytesIO(blob)) as archive:
-            return archive.read(member)
-    if kind == "deb":
-        blob = _deb_data_tar(blob)
-    with tarfile.open(fileobj=io.BytesIO(blob)) as archive:  # "tar" and "deb"; compression detected
-        return archive.extractfile(member).read()
+            blob = archive.read(member)
+    elif kind in ("tar", "deb"):
+        with tarfile.open(fileobj=io.BytesIO(_deb_data_tar(blob) if kind == "deb" else blob)) as archive:
+            blob = archive.extractfile(member).read()  # compression detected
+    return _TRANSFORMS[entry["transform"]](blob) if "transform" in entry else blob
+
+
+_LEXNAME_CATEGORIES = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
+
+
+def _lexnames_from_manpage(manpage_gz: bytes) -> bytes:
+    """WordNet's ``lexnames`` file (number, name, syntactic category per line) from the lexnames(5WN) manual page.
+
+    The page's table rows read ``NN<TAB>name<TAB>description`` (one name has trailing spaces); the category
+    is the name's prefix.
+    """
+    rows = re.findall(r"^(\d\d)\t([a-z]+\.\w+) *\t", gzip.decompress(manpage_gz).decode(), flags=re.M)
+    return "".join(f"{number}\t{name}\t{_LEXNAME_CATEGORIES[name.split('.')[0]]}\n" for number, name in rows).encode()
+
+
+# Registry ``transform`` values: a function of the extracted bytes giving the registered file.
+_TRANSFORMS = {"lexnames-from-manpage": _lexnames_from_manpage}
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

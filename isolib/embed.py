@@ -236,7 +236,9 @@ def sentence_embeddings(model: str, sentences: Sequence[str], **options) -> np.n
 
     Parameters
     ----------
-    model : {"minilm", "mpnet"}
+    model : str
+        A sentence-transformers model: ``minilm``, ``mpnet``, a local folder or a Hub id (e.g.
+        ``sentence-transformers/all-distilroberta-v1``).
     sentences : sequence of str, length n_sentences
     **options
         Passed to :func:`embed` (``batch_size``, ``device``, ``progress``).

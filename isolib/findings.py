@@ -59,6 +59,7 @@ __all__ = [
     "declare",
     "not_comparable",
     "findings_table",
+    "verdicts",
     "PaperModel",
     "paper_counterpart",
     "models_line",
@@ -473,6 +474,37 @@ def findings_table(findings: Sequence[Finding]) -> pd.DataFrame:
     """The findings as a table, one row each: ``finding``, ``paper``, ``model``, ``this run``, ``status``, ``rule``."""
     table = pd.DataFrame([vars(finding) for finding in findings], columns=[field.name for field in fields(Finding)])
     return table.drop(columns="headline").set_axis(_COLUMNS, axis=1)
+
+
+def verdicts(findings: Sequence[Finding], claims: Sequence[str] | None = None) -> str:
+    """"This run:" sentences for the findings a figure shows: per claim, the paper's value and each model's verdict.
+
+    Parameters
+    ----------
+    findings : sequence of Finding
+    claims : sequence of str, optional
+        Keep the findings whose claim starts with one of these (all when None).
+
+    Returns
+    -------
+    str
+        One line per claim, e.g. ``This run: The silhouette rises (paper: rises in every setup):
+        reproduced on (i) polarity (0.05 -> 0.41); not reproduced on ...``; the rule that decided it
+        is on the claim's line of ``RESULTS.md``.
+    """
+    chosen = [f for f in findings if claims is None or any(f.finding.startswith(claim) for claim in claims)]
+    if not chosen:
+        raise ValueError(f"No finding's claim starts with any of {list(claims or [])}.")
+    grouped: dict[tuple[str, str], list[Finding]] = {}
+    for finding in chosen:
+        grouped.setdefault((finding.finding, finding.paper), []).append(finding)
+    lines = []
+    for (claim, paper), rows in grouped.items():
+        judged = "; ".join(f.status + (f" on {f.model}" if f.model != "-" else "") + (f" ({f.ours})" if f.ours != "-" else "")
+                           + (f" because {f.rule[0].lower()}{f.rule[1:].rstrip('.')}" if f.status == "not comparable"
+                              else "") for f in rows)
+        lines.append(f"This run: {claim} (paper: {paper}): {judged}.")
+    return "\n".join(lines)
 
 
 def _headline_lines(findings: Sequence[Finding]) -> list[str]:

@@ -363,29 +363,53 @@ class SentenceConfig:
 _POOLING_MODES = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls", "pooling_mode_max_tokens": "max"}
 
 
-def sentence_config(name: str) -> SentenceConfig:
-    """The pooling, normalisation and length of an offline sentence-transformers model (``minilm``, ``mpnet``).
+def sentence_config(name: str, revision: str = "main") -> SentenceConfig:
+    """The pooling, normalisation and length of a sentence-transformers model, read from its own files.
+
+    ``name`` is an offline model (``minilm``, ``mpnet``), a local folder or a Hub id of a
+    sentence-transformers model (e.g. ``sentence-transformers/all-distilroberta-v1``).
 
     Raises
     ------
     ModelError
-        For a model that is not an offline sentence-transformers model, or whose files declare a
-        pooling isolib does not reproduce (only one of mean, CLS or max pooling).
+        For a model without sentence-transformers files (``modules.json``), a Hub id that cannot be
+        fetched, or files that declare a pooling isolib does not reproduce (only one of mean, CLS
+        or max pooling).
     """
-    if name not in ("minilm", "mpnet"):
-        raise ModelError(f"'{name}' is not an offline sentence-transformers model; sentence vectors are defined "
-                         "for minilm and mpnet.")
-    folder = _minilm_dir() if name == "minilm" else _mpnet_dir()
-    modules = [module["type"].rsplit(".", 1)[-1] for module in json.loads((folder / "modules.json").read_text())]
-    pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
+    folder = _sentence_model_dir(name, revision)
+    if not (folder / "modules.json").is_file():
+        raise ModelError(f"'{name}' is not a sentence-transformers model (it has no modules.json); sentence "
+                         f"vectors are defined for sentence-transformers models such as minilm and mpnet.")
+    modules = json.loads((folder / "modules.json").read_text())
+    types = [module["type"].rsplit(".", 1)[-1] for module in modules]
+    pooling_path = next((folder / module["path"] / "config.json" for module in modules
+                         if module["type"].endswith("Pooling")), None)
+    pooling = json.loads(pooling_path.read_text()) if pooling_path else {}
     modes = [mode for key, mode in _POOLING_MODES.items() if pooling.get(key)]
     others = [key for key, value in pooling.items() if key.startswith("pooling_mode") and value
               and key not in _POOLING_MODES]
-    if len(modes) != 1 or others or modules[:2] != ["Transformer", "Pooling"]:
-        raise ModelError(f"{name}'s sentence-transformers modules ({modules}, pooling {pooling}) are not a single "
+    if len(modes) != 1 or others or types[:2] != ["Transformer", "Pooling"]:
+        raise ModelError(f"{name}'s sentence-transformers modules ({types}, pooling {pooling}) are not a single "
                          "mean, CLS or max pooling that isolib reproduces.")
     length = json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
-    return SentenceConfig(pooling=modes[0], normalize="Normalize" in modules, max_seq_length=int(length))
+    return SentenceConfig(pooling=modes[0], normalize="Normalize" in types, max_seq_length=int(length))
+
+
+def _sentence_model_dir(name: str, revision: str) -> Path:
+    """The folder holding a sentence-transformers model's files: offline package, local folder or Hub snapshot."""
+    if name == "minilm":
+        return _minilm_dir()
+    if name == "mpnet":
+        return _mpnet_dir()
+    if Path(name).is_dir():
+        return Path(name)
+    if name in OFFLINE_MODELS:
+        raise ModelError(f"'{name}' is not a sentence-transformers model; sentence vectors are defined for "
+                         "minilm, mpnet and sentence-transformers models from the Hub.")
+    from huggingface_hub import snapshot_download
+
+    return Path(_from_hub(name, lambda local_only: snapshot_download(name, revision=revision,
+                                                                     local_files_only=local_only)))
 
 
 def _load_from_hub(name: str, revision: str):
@@ -396,9 +420,22 @@ def _load_from_hub(name: str, revision: str):
         options = {"revision": revision, "trust_remote_code": False, "local_files_only": local_only}
         return AutoTokenizer.from_pretrained(name, **options), AutoModel.from_pretrained(name, **options)
 
+    return _from_hub(name, load)
+
+
+def _from_hub(name: str, load):
+    """``load(local_only=True)`` from the local Hugging Face cache, else ``load(local_only=False)`` if the Hub answers.
+
+    Raises
+    ------
+    ModelError
+        One sentence when the Hub is unreachable (or ``HF_HUB_OFFLINE`` is set) or the download fails.
+    """
+    # huggingface_hub's own errors (no local entry, a malformed id) subclass these two.
+    local_errors = (OSError, ValueError)
     try:
         return load(local_only=True)
-    except (OSError, ValueError):
+    except local_errors:
         pass
     host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname
     unreachable = f"'{name}' is not an offline model and the Hugging Face Hub ({host}) cannot be reached"
@@ -410,7 +447,7 @@ def _load_from_hub(name: str, revision: str):
         raise ModelError(f"{unreachable}; offline models: {offline_names()}.") from None
     try:
         return load(local_only=False)
-    except (OSError, ValueError) as error:
+    except local_errors as error:
         raise ModelError(
             f"Could not load '{name}' from the Hugging Face Hub ({type(error).__name__}: {error}); "
             f"offline models: {offline_names()}."

@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from IPython.display import Markdown
 
 _PNG_METADATA = {"Software": None}
 _PDF_METADATA = {"Creator": None, "Producer": None, "CreationDate": None}
@@ -50,6 +51,24 @@ def markdown_table(table: pd.DataFrame, *, digits: int = 3) -> str:
     escaped = table.apply(lambda column: column.str.replace("|", r"\|", regex=False)
                           if column.dtype == object or pd.api.types.is_string_dtype(column) else column)
     return escaped.to_markdown(index=False, floatfmt=f".{digits}f")
+
+
+def show_table(table: pd.DataFrame, *, digits: int = 3):
+    """``table`` for display in a notebook as Markdown: every text whole (pandas cuts cells at 50 characters).
+
+    Returns
+    -------
+    IPython.display.Markdown
+        The last expression of a cell shows it rendered; its plain-text form is the Markdown source.
+    """
+    return _MarkdownTable(markdown_table(table, digits=digits))
+
+
+class _MarkdownTable(Markdown):
+    """Markdown whose plain-text form (stored in notebooks beside the rendered one) is the Markdown source."""
+
+    def __repr__(self) -> str:
+        return self.data
 
 
 def plot_per_layer(table: pd.DataFrame, value: str, *, ax=None, model: str = "model", layer: str = "layer",
@@ -109,3 +128,44 @@ def plot_points(ax, coordinates, colour, *, categorical: bool = False, cmap: str
         artist = ax.scatter(*points.T, c=values, cmap=cmap or "viridis", s=size, alpha=alpha, linewidths=0)
         ax.figure.colorbar(artist, ax=ax, label=colorbar_label, shrink=0.8)
     return artist
+
+
+def panel_grid(n_panels: int, *, panel_size: tuple[float, float], max_columns: int = 2):
+    """A figure with ``n_panels`` axes in rows of at most ``max_columns`` (unused axes removed).
+
+    Returns
+    -------
+    fig, list of Axes
+        The axes in reading order, ``n_panels`` of them.
+    """
+    n_columns = min(max_columns, n_panels)
+    n_rows = -(-n_panels // n_columns)
+    fig, axes = plt.subplots(n_rows, n_columns, figsize=(panel_size[0] * n_columns, panel_size[1] * n_rows),
+                             squeeze=False, constrained_layout=True)
+    for ax in axes.flat[n_panels:]:
+        ax.remove()
+    return fig, list(axes.flat[:n_panels])
+
+
+def plot_mean_band(ax, table: pd.DataFrame, x: str, values: dict[str, str], *, linestyle: str = "-",
+                   label_suffix: str = ""):
+    """Mean ± standard deviation of each column over the rows sharing an ``x`` (e.g. seeds), as lines and bands.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    table : pandas.DataFrame
+        Long format: one row per (repetition, ``x``).
+    x : str
+        Column on the horizontal axis.
+    values : dict
+        Column to plot -> its colour.
+    """
+    grouped = table.groupby(x)[list(values)]
+    means, spreads = grouped.mean(), grouped.std(ddof=1).fillna(0)
+    for column, colour in values.items():
+        ax.plot(means.index, means[column], color=colour, linestyle=linestyle, label=column + label_suffix)
+        ax.fill_between(means.index, means[column] - spreads[column], means[column] + spreads[column],
+                        color=colour, alpha=0.3, linewidth=0)
+    ax.set_xlabel(x)
+    return ax

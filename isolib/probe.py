@@ -11,7 +11,9 @@ Setups of the paper and how to express them (parameter counts as in its Table 1)
 (i)   polarity, 10,662 x 384 embeddings, 2-way softmax without bias:
       ``train_probe(X, y, bias=False)`` -> 10,662 x 384 + 768 parameters.
 (ii)  SNLI, 12,982 unique sentences x 384, pairs as [u; v], 3-way softmax with bias:
-      ``train_probe(X_unique, y_pairs, pair_index=pairs)`` -> 12,982 x 384 + 2,307.
+      ``train_probe(X_unique, y_pairs, item_index=pairs)`` -> 12,982 x 384 + 2,307.
+GLUE  one vector per unique sentence (CoLA: 8,532 for 8,551 items), ``item_index`` of shape
+      (n_items,) for single sentences, (n_pairs, 2) for pairs.
 (iii) POS multi-label, per-label sigmoid: ``train_probe(X, Y, loss="sigmoid")``.
 (iv)  26 noun supersenses over 300-d vectors, sigmoid with bias:
       ``train_probe(X, Y, loss="sigmoid")`` -> 2,275 x 300 + 26 x 301.
@@ -19,10 +21,11 @@ Setups of the paper and how to express them (parameter counts as in its Table 1)
 Labelling rules for the metrics
 -------------------------------
 * Multi-label targets: each distinct label vector (row of ``y``) is one silhouette label.
-* Paired inputs (``pair_index``): IsoScore is computed on the unique sentence
+* Indexed inputs (``item_index``): IsoScore is computed on the unique sentence
   embeddings (the parameters; the paper computes IsoScore "on unpaired
-  embeddings"), silhouette on the pair representations [u; v] with the pair labels,
-  since only pairs carry a label (a premise occurs in pairs of different classes).
+  embeddings"), silhouette on the classifier inputs -- one per labelled item, the pair
+  representations [u; v] for pairs -- with the items' labels, since only items carry a
+  label (a premise occurs in pairs of different classes).
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ class EmbeddingProbe(nn.Module):
         Whether the linear layer has a bias.
     paired : bool
         If True the classifier reads the concatenation [u; v] of two embeddings
-        (input size ``2 * dim``), selected by the ``pair_index`` given to ``forward``.
+        (input size ``2 * dim``), selected by the ``item_index`` given to ``forward``.
     """
 
     def __init__(self, embeddings: torch.Tensor, n_outputs: int, *, bias: bool = True, paired: bool = False):
@@ -68,15 +71,21 @@ class EmbeddingProbe(nn.Module):
         in_features = embeddings.shape[1] * (2 if paired else 1)
         self.classifier = nn.Linear(in_features, n_outputs, bias=bias, dtype=embeddings.dtype, device=embeddings.device)
 
-    def inputs(self, pair_index: torch.Tensor | None = None) -> torch.Tensor:
-        """Classifier inputs: the embeddings, or the [u; v] rows of the pairs, shape (n_items, in_features)."""
-        if pair_index is None:
-            return self.embeddings
-        return torch.cat([self.embeddings[pair_index[:, 0]], self.embeddings[pair_index[:, 1]]], dim=1)
+    def inputs(self, item_index: torch.Tensor | None = None) -> torch.Tensor:
+        """Classifier inputs, shape (n_items, in_features).
 
-    def forward(self, pair_index: torch.Tensor | None = None) -> torch.Tensor:
+        The embeddings themselves (``item_index`` None), the rows ``item_index`` of shape (n_items,)
+        selects, or the [u; v] rows of the pairs ``item_index`` of shape (n_pairs, 2) selects.
+        """
+        if item_index is None:
+            return self.embeddings
+        if item_index.ndim == 1:
+            return self.embeddings[item_index]
+        return torch.cat([self.embeddings[item_index[:, 0]], self.embeddings[item_index[:, 1]]], dim=1)
+
+    def forward(self, item_index: torch.Tensor | None = None) -> torch.Tensor:
         """Logits, shape (n_items, n_outputs)."""
-        return self.classifier(self.inputs(pair_index))
+        return self.classifier(self.inputs(item_index))
 
     @property
     def n_parameters(self) -> int:
@@ -84,13 +93,15 @@ class EmbeddingProbe(nn.Module):
         return sum(parameter.numel() for parameter in self.parameters())
 
 
-def _check_pair_index(pair_index, n_points: int) -> np.ndarray:
-    pairs = np.asarray(pair_index)
-    if pairs.ndim != 2 or pairs.shape[1] != 2 or not np.issubdtype(pairs.dtype, np.integer):
-        raise ValueError(f"pair_index must be an integer array of shape (n_pairs, 2), got {pairs.dtype} {pairs.shape}.")
-    if pairs.size and (pairs.min() < 0 or pairs.max() >= n_points):
-        raise ValueError(f"pair_index must index rows 0 .. {n_points - 1} of X.")
-    return pairs
+def _check_item_index(item_index, n_points: int) -> np.ndarray:
+    index = np.asarray(item_index)
+    well_shaped = index.ndim == 1 or (index.ndim == 2 and index.shape[1] == 2)
+    if not well_shaped or not np.issubdtype(index.dtype, np.integer):
+        raise ValueError("item_index must be an integer array of shape (n_items,) or (n_pairs, 2), got "
+                         f"{index.dtype} {index.shape}.")
+    if index.size and (index.min() < 0 or index.max() >= n_points):
+        raise ValueError(f"item_index must index rows 0 .. {n_points - 1} of X.")
+    return index
 
 
 def _encode_targets(y, loss: str, n_items: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -100,7 +111,7 @@ def _encode_targets(y, loss: str, n_items: int) -> tuple[np.ndarray, np.ndarray,
     targets = np.asarray(y)
     n_rows = len(targets) if targets.ndim else 0
     if n_rows != n_items:
-        raise ValueError(f"y has {n_rows} rows but there are {n_items} items to classify (rows of X, or pairs).")
+        raise ValueError(f"y has {n_rows} rows but there are {n_items} items to classify (rows of X, or of item_index).")
     if loss == "softmax":
         if targets.ndim != 1:
             raise ValueError(f"y must be 1-D (one class per item) for loss='softmax', got shape {targets.shape}.")
@@ -148,7 +159,7 @@ def train_probe(
     every: int = 1,
     lr: float = 1e-3,
     seeds: Sequence[int] = (0, 1, 2, 3, 4),
-    pair_index=None,
+    item_index=None,
     sample_size: int | None = None,
     device: str = "cpu",
     progress: bool | None = None,
@@ -164,11 +175,11 @@ def train_probe(
     Parameters
     ----------
     X : array_like of shape (n_points, dim)
-        Initial embeddings: one per item, or one per unique sentence with ``pair_index``.
+        Initial embeddings: one per item, or one per unique sentence with ``item_index``.
     y : array_like
         ``loss="softmax"``: shape (n_items,), class labels of any type (cross-entropy).
         ``loss="sigmoid"``: shape (n_items, n_labels), 0/1 (binary cross-entropy per label).
-        ``n_items`` is ``n_points``, or ``n_pairs`` with ``pair_index``.
+        ``n_items`` is ``n_points``, or the length of ``item_index``.
     loss : {"softmax", "sigmoid"}
     bias : bool
         Bias in the linear layer (setup (i) of the paper has none).
@@ -180,8 +191,9 @@ def train_probe(
         Adam learning rate (PyTorch default 1e-3; betas, eps: defaults).
     seeds : sequence of int
         One run per seed (paper: 5).
-    pair_index : array_like of int, shape (n_pairs, 2), optional
-        Rows of ``X`` forming each pair; the classifier reads [X[i]; X[j]].
+    item_index : array_like of int, shape (n_items,) or (n_pairs, 2), optional
+        The row of ``X`` each item reads (one vector per unique sentence, items repeating a
+        sentence share it), or the two rows forming each pair, read as [X[i]; X[j]].
     sample_size : int, optional
         Compute each metric on a fresh random sample of this many rows when there
         are more (the paper's GLUE appendix); the sample is drawn from a generator
@@ -205,12 +217,12 @@ def train_probe(
     Raises
     ------
     ValueError
-        On NaN/infinity, mismatched lengths, a malformed ``y`` or ``pair_index``,
+        On NaN/infinity, mismatched lengths, a malformed ``y`` or ``item_index``,
         fewer than 2 distinct labels (silhouette undefined), or non-positive counts.
     """
     initial = as_points(X, min_samples=2, dtype=np.float32)
-    pairs = None if pair_index is None else _check_pair_index(pair_index, len(initial))
-    n_items = len(initial) if pairs is None else len(pairs)
+    index = None if item_index is None else _check_item_index(item_index, len(initial))
+    n_items = len(initial) if index is None else len(index)
     targets, silhouette_labels, n_outputs = _encode_targets(y, loss, n_items)
     if len(np.unique(silhouette_labels)) < 2:
         raise ValueError("y has a single distinct label, so the silhouette is undefined; at least 2 are needed.")
@@ -223,7 +235,7 @@ def train_probe(
     seeds = [check_int(seed, "each seed", low=0) for seed in seeds]
     if not seeds:
         raise ValueError("seeds is empty; give at least one seed.")
-    pair_tensor = None if pairs is None else torch.as_tensor(pairs, dtype=torch.long, device=device)
+    index_tensor = None if index is None else torch.as_tensor(index, dtype=torch.long, device=device)
     target_tensor = torch.as_tensor(targets, device=device)
     objective = nn.CrossEntropyLoss() if loss == "softmax" else nn.BCEWithLogitsLoss()
 
@@ -233,19 +245,20 @@ def train_probe(
             # fork_rng keeps the caller's global torch random state untouched.
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
-                probe = make_probe(initial, n_outputs, bias=bias, paired=pairs is not None, device=device)
+                probe = make_probe(initial, n_outputs, bias=bias, paired=index is not None and index.ndim == 2,
+                                   device=device)
             optimiser = torch.optim.Adam(probe.parameters(), lr=lr)
             sampler = rng(seed)
             for update in range(n_updates + 1):
                 optimiser.zero_grad()
-                current_loss = objective(probe(pair_tensor), target_tensor)
+                current_loss = objective(probe(index_tensor), target_tensor)
                 if update % every == 0 or update == n_updates:
                     with torch.no_grad():
                         embeddings = probe.embeddings.cpu().numpy()
-                        clustered = embeddings if pairs is None else probe.inputs(pair_tensor).cpu().numpy()
+                        clustered = embeddings if index is None else probe.inputs(index_tensor).cpu().numpy()
                     iso_rows = sample_rows(len(embeddings), sample_size, sampler)
-                    # Unpaired: both metrics see the same sample; paired: pairs are sampled apart.
-                    sil_rows = iso_rows if pairs is None else sample_rows(len(clustered), sample_size, sampler)
+                    # One vector per item: both metrics see the same sample; indexed items are sampled apart.
+                    sil_rows = iso_rows if index is None else sample_rows(len(clustered), sample_size, sampler)
                     rows.append(
                         (
                             seed,

@@ -37,6 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import yaml
 
 from isolib.findings import write_overview
@@ -101,12 +103,13 @@ def parse_overrides(pairs: list[list[str]] | None) -> dict:
     return overrides
 
 
-def parameters(notebook: str, profile: str, overrides: dict | None = None) -> dict:
+def parameters(notebook: str, profile: str, overrides: dict | None = None, *, output: Path | None = None) -> dict:
     """Papermill parameters of one run: the profile's YAML plus ``profile`` and ``output_dir``, then ``overrides``.
 
     The quick profile injects nothing, so its run is exactly the notebook's defaults. With
     ``overrides`` the run is a variant: ``output_dir`` is its own folder under ``build/variants/``
-    and ``profile`` reads e.g. ``quick with corpora = ['wikitext2']``.
+    and ``profile`` reads e.g. ``quick with corpora = ['wikitext2']``. ``output`` sends the outputs
+    elsewhere than the profile's folder (:func:`check_figures` reruns the full profile into ``build/``).
     """
     if profile not in PROFILES:
         raise ValueError(f"Unknown profile '{profile}'; choose one of {', '.join(PROFILES)}.")
@@ -126,6 +129,8 @@ def parameters(notebook: str, profile: str, overrides: dict | None = None) -> di
         described = ", ".join(f"{name} = {value!r}" for name, value in overrides.items())
         params.update(profile=f"{profile} with {described}",
                       output_dir=str(variant_dir(notebook, profile, overrides) / "figures"))
+    if output is not None:
+        params.update(profile=profile, output_dir=str(output))
     return params
 
 
@@ -139,14 +144,19 @@ class RunResult:
 
 
 def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: str = "python3",
-                 overrides: dict | None = None) -> RunResult:
-    """Execute one notebook under one profile (and ``overrides``); never raises for a failing notebook."""
+                 overrides: dict | None = None, folder: Path | None = None) -> RunResult:
+    """Execute one notebook under one profile (and ``overrides``); never raises for a failing notebook.
+
+    ``folder`` holds the executed notebook and, in ``folder/figures``, the outputs (default: the
+    profile's or the variant's folders).
+    """
     import jupytext
     import papermill
 
     if store and (profile != "quick" or overrides):
         raise ValueError("Only the quick run without overrides is stored as the committed notebook (nbval's reference).")
-    folder = variant_dir(notebook, profile, overrides) if overrides else BUILD_DIR / profile
+    output = None if folder is None else folder / "figures" / notebook
+    folder = folder or (variant_dir(notebook, profile, overrides) if overrides else BUILD_DIR / profile)
     executed = folder / f"{notebook}.ipynb"
     executed.parent.mkdir(parents=True, exist_ok=True)
     # Progress bars and interactive niceties must stay out of stored outputs.
@@ -157,7 +167,7 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
     start = time.perf_counter()
     try:
         source = jupytext.read(NOTEBOOK_DIR / f"{notebook}.py")
-        params = parameters(notebook, profile, overrides)
+        params = parameters(notebook, profile, overrides, output=output)
         papermill.execute_notebook(source, str(executed), parameters=params or None, cwd=str(NOTEBOOK_DIR),
                                    kernel_name=kernel, progress_bar=False, log_output=False)
     except Exception as error:  # a failing notebook is reported, the others still run
@@ -234,3 +244,66 @@ def reproduce(profile: str, only: list[str] | None = None, *, store: bool = Fals
     if profile == "full" and not overrides:
         print(f"wrote {write_overview(FIGURES_DIR).relative_to(REPO_ROOT)}", flush=True)
     return results
+
+
+def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: float = 1e-6) -> list[str]:
+    """The differences between two output folders of a notebook, one sentence each (empty: they agree).
+
+    Every CSV table of ``committed`` must exist in ``fresh`` with the same columns and rows: text
+    cells equal, numbers within ``|a - b| <= atol + rtol * |b|`` (NaN equals NaN). The statuses of
+    ``RESULTS.md`` must be equal, finding by finding. Figures are not compared (their pixels change
+    with library versions; their numbers are in the tables).
+    """
+    from isolib.findings import read_results
+
+    differences = []
+    tables = sorted(committed.glob("*.csv"))
+    if not tables:
+        differences.append(f"{committed} holds no CSV table to compare.")
+    for path in tables:
+        other = fresh / path.name
+        if not other.exists():
+            differences.append(f"{path.name}: missing from the new run.")
+            continue
+        old, new = pd.read_csv(path), pd.read_csv(other)
+        if list(old.columns) != list(new.columns) or len(old) != len(new):
+            differences.append(f"{path.name}: columns or rows differ ({old.shape} {list(old.columns)} committed, "
+                               f"{new.shape} {list(new.columns)} now).")
+            continue
+        for column in old.columns:
+            a, b = old[column], new[column]
+            if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+                close = np.isclose(b.to_numpy(float), a.to_numpy(float), rtol=rtol, atol=atol, equal_nan=True)
+            else:
+                close = (a.astype(str) == b.astype(str)).to_numpy()
+            if not close.all():
+                row = int(np.flatnonzero(~close)[0])
+                differences.append(f"{path.name}: column {column} differs in {int((~close).sum())} row(s), first "
+                                   f"row {row}: {a.iloc[row]!r} committed, {b.iloc[row]!r} now.")
+    if (committed / "RESULTS.md").exists():
+        old_statuses = list(read_results(committed / "RESULTS.md").statuses)
+        new_statuses = list(read_results(fresh / "RESULTS.md").statuses) if (fresh / "RESULTS.md").exists() else []
+        if old_statuses != new_statuses:
+            changed = [f"finding {i + 1}: {a} -> {b}" for i, (a, b) in enumerate(zip(old_statuses, new_statuses))
+                       if a != b]
+            differences.append(f"RESULTS.md: statuses differ ({len(old_statuses)} findings committed, "
+                               f"{len(new_statuses)} now; " + ("; ".join(changed) or "a finding added or removed")
+                               + ").")
+    return differences
+
+
+def check_figures(notebook: str, *, rtol: float = 1e-4, atol: float = 1e-6) -> list[str]:
+    """Rerun ``notebook``'s full profile into ``build/check/`` and compare with its committed ``figures/`` folder.
+
+    Returns the differences (:func:`compare_outputs`); a failing run is one difference.
+    """
+    if notebook not in notebook_names():
+        raise ValueError(f"Unknown notebook {notebook}; notebooks are: {', '.join(notebook_names())}.")
+    committed = FIGURES_DIR / notebook
+    if not committed.is_dir():
+        raise FileNotFoundError(f"{committed} does not exist: there is no committed full run to check against.")
+    folder = BUILD_DIR / "check"
+    result = run_notebook(notebook, "full", folder=folder)
+    if not result.ok:
+        return [f"the full run of {notebook} failed: {result.error} (see {result.executed})."]
+    return compare_outputs(committed, folder / "figures" / notebook, rtol=rtol, atol=atol)

@@ -1,7 +1,9 @@
 """The command line: clear errors and exit codes."""
 
+import re
 import shutil
 
+import pandas as pd
 import pytest
 
 from isolib.cli import main
@@ -92,3 +94,35 @@ def test_only_the_full_profile_writes_into_figures(tmp_path):
     for profile in ("quick", "full with corpora = ['wikitext2']"):
         with pytest.raises(ValueError, match="Only the full profile writes to"):
             runner.check_output_dir(profile, runner.FIGURES_DIR / "02_cai_clusters_manifolds")
+
+
+def test_compare_outputs_passes_a_copy_and_names_each_altered_result(tmp_path):
+    from isolib.runner import FIGURES_DIR, compare_outputs
+
+    source = FIGURES_DIR / "02_cai_clusters_manifolds"
+    committed, fresh = tmp_path / "committed", tmp_path / "fresh"
+    for folder in (committed, fresh):
+        folder.mkdir()
+        for path in [*source.glob("*.csv"), source / "RESULTS.md"]:
+            shutil.copy(path, folder / path.name)
+    assert compare_outputs(committed, fresh) == []
+    table = sorted(fresh.glob("*.csv"))[0]
+    frame = pd.read_csv(table)
+    column = frame.select_dtypes("float").columns[0]
+    frame.loc[0, column] = frame.loc[0, column] * (1 + 1e-6) + 1e-9  # within the tolerance
+    frame.to_csv(table, index=False)
+    assert compare_outputs(committed, fresh) == []
+    frame.loc[0, column] = frame.loc[0, column] + 0.01
+    frame.to_csv(table, index=False)
+    differences = compare_outputs(committed, fresh)
+    assert len(differences) == 1 and differences[0].startswith(f"{table.name}: column {column} differs in 1 row(s)")
+    results = fresh / "RESULTS.md"
+    results.write_text(re.sub(r"\| reproduced +\|", "| not reproduced |", results.read_text(), count=1))
+    assert "RESULTS.md: statuses differ" in compare_outputs(committed, fresh)[-1]
+    (fresh / table.name).unlink()
+    assert f"{table.name}: missing from the new run." in compare_outputs(committed, fresh)
+
+
+def test_check_figures_needs_a_committed_folder(capsys):
+    assert main(["check-figures", "99_nothing"]) == 2
+    assert "Unknown notebook 99_nothing" in capsys.readouterr().err

@@ -44,6 +44,7 @@ def test_registry_lists_every_dataset_with_provenance():
             assert len(file["sha256"]) == 64 and file["bytes"] > 0
             assert file["url"] is None and file["note"] or file["url"].startswith("https://")
             assert file.get("archive") in (None, "zip", "gzip", "tar", "deb")
+            assert file.get("transform") in (None, *datasets._TRANSFORMS)
             assert ("member" in file) == (file.get("archive") in ("zip", "tar", "deb"))
 
 
@@ -356,6 +357,14 @@ def _archive(kind, members):
     return b"".join(parts)
 
 
+def _served_member(path, entry):
+    """The bytes the registry URL serves for a file: the file itself, or for lexnames its manual page's table."""
+    if entry.get("transform") != "lexnames-from-manpage":
+        return path.read_bytes()
+    rows = [line.split("\t") for line in path.read_text().splitlines()]
+    return gzip.compress("".join(f"{number}\t{name}\tdescription of {name}\n" for number, name, _ in rows).encode())
+
+
 @pytest.fixture
 def server(monkeypatch, tmp_path):
     """Serve every registry URL from the shared files; return the list of URLs requested."""
@@ -367,7 +376,7 @@ def server(monkeypatch, tmp_path):
                 by_url.setdefault(entry["url"], []).append(entry)
         for url, entries in by_url.items():
             kind = entries[0].get("archive")
-            files = {entry.get("member"): (SHARED / name / entry["path"]) for entry in entries}
+            files = {entry.get("member"): _served_member(SHARED / name / entry["path"], entry) for entry in entries}
             served[url] = (kind, files)
     requested = []
 
@@ -375,8 +384,8 @@ def server(monkeypatch, tmp_path):
         requested.append(url)
         kind, files = served[url]
         if kind is None:
-            return next(iter(files.values())).read_bytes()
-        return _archive(kind, {member: path.read_bytes() for member, path in files.items()})
+            return next(iter(files.values()))
+        return _archive(kind, files)
 
     monkeypatch.setattr(datasets, "_download", fake_download)
     monkeypatch.setenv("ISOLIB_DATA_DIR", str(tmp_path / "data"))
@@ -405,12 +414,16 @@ def test_fetch_extracts_members_of_archives(server, name):
     assert len(server) == len(set(server))  # each archive downloaded once
 
 
-def test_fetch_from_debian_packages_skips_the_file_without_url(server, capsys):
+def test_fetch_from_debian_packages_builds_lexnames_from_its_manual_page(server):
     datasets.fetch("wordnet")
-    statuses = {result.file: result.status for result in datasets.verify("wordnet")}
-    assert statuses.pop("lexnames") == "missing"
-    assert set(statuses.values()) == {"ok"}
-    assert "wordnet/lexnames: not fetched, no public URL serves these bytes" in capsys.readouterr().out
+    assert {result.status for result in datasets.verify("wordnet")} == {"ok"}
+
+
+def test_lexnames_are_read_from_the_table_of_the_manual_page():
+    page = (".TS\nl l l.\n\\fBFile Number\\fP\t\\fBName\\fP\t\\fBContents\\fP\n_\n"
+            "00\tadj.all\tall adjective clusters\n18\tnoun.person  \tnouns denoting people\n"
+            "29\tverb.body\tverbs of grooming\n.TE\n")
+    assert datasets._lexnames_from_manpage(gzip.compress(page.encode())) == b"00\tadj.all\t3\n18\tnoun.person\t1\n29\tverb.body\t2\n"
 
 
 def test_fetch_refuses_a_download_with_the_wrong_hash(monkeypatch, tmp_path):

@@ -242,5 +242,20 @@ def test_sentence_vectors_equal_sentence_transformers_encode(cache_dir):
     reference = sentence_transformers.SentenceTransformer(str(_minilm_dir()), device="cpu").encode(texts, batch_size=16)
     assert ours.shape == reference.shape == (len(texts), 384)
     np.testing.assert_allclose(ours, reference, atol=1e-5)
-    with pytest.raises(ModelError, match="not an offline sentence-transformers model"):
+    with pytest.raises(ModelError, match="'smollm2' is not a sentence-transformers model"):
         sentence_config("smollm2")
+
+
+def test_a_sentence_transformers_folder_is_read_like_a_hub_id(cache_dir, tiny_sentence_model, tmp_path):
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+    from isolib.embed import sentence_embeddings
+    from isolib.models import sentence_config
+
+    config = sentence_config(str(tiny_sentence_model))
+    assert (config.pooling, config.normalize, config.max_seq_length) == ("cls", False, 16)
+    texts = SENTENCES + [" ".join(["cat"] * 40)]  # longer than max_seq_length: truncated the same way
+    ours = sentence_embeddings(str(tiny_sentence_model), texts)
+    reference = sentence_transformers.SentenceTransformer(str(tiny_sentence_model), device="cpu").encode(texts)
+    np.testing.assert_allclose(ours, reference, atol=1e-5)
+    with pytest.raises(ModelError, match="has no modules.json"):
+        sentence_config(str(tmp_path))

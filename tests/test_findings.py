@@ -221,3 +221,20 @@ def test_findings_table_has_the_results_columns():
     assert list(table.columns) == ["finding", "paper", "model", "this run", "status", "rule"]
     assert len(table) == len(FINDINGS) and table.status.iloc[-1] == "not comparable"
     assert findings_table([]).empty
+
+
+def test_verdicts_say_per_claim_what_each_model_gives():
+    from isolib.findings import verdicts
+
+    findings = [
+        declare("The silhouette rises", "rises in every setup", "(i)", "0.05 -> 0.41", threshold(1.0, above=0), "r."),
+        declare("The silhouette rises", "rises in every setup", "(ii)", "0.05 -> 0.01", threshold(-1.0, above=0), "r."),
+        not_comparable("Appendix A: GLUE", "IsoScore falls", "Not run in this profile."),
+    ]
+    assert verdicts(findings, ["The silhouette"]) == ("This run: The silhouette rises (paper: rises in every setup): "
+                                                       "reproduced on (i) (0.05 -> 0.41); not reproduced on (ii) "
+                                                       "(0.05 -> 0.01).")
+    assert verdicts(findings).splitlines()[1] == ("This run: Appendix A: GLUE (paper: IsoScore falls): not comparable "
+                                                  "because not run in this profile.")
+    with pytest.raises(ValueError, match="No finding's claim starts with"):
+        verdicts(findings, ["Table 9"])

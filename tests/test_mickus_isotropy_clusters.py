@@ -4,13 +4,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from isolib import datasets
 from isolib.findings import STATUSES
 from isolib.metrics import principal_variances
 from isolib.probe import train_probe
 from isolib.studies.mickus_isotropy_clusters import (
+    GLUE_TASKS,
     PAPER_TABLE1,
+    PAPER_TABLE2,
     Setup,
     assess_findings,
+    glue_setup,
     pos_setup,
     static_parameters,
     supersense_setup,
@@ -26,6 +30,35 @@ def test_table1_counts_of_setups_i_and_ii_decode_to_the_papers():
     snli = Setup("(ii) SNLI", np.zeros((12_982, 384)), np.arange(9_842) % 3, np.zeros((9_842, 2), int), bias=True)
     assert snli.n_items == PAPER_TABLE1["(ii) SNLI"][0]
     assert snli.n_parameters == PAPER_TABLE1["(ii) SNLI"][1] == 4_987_395
+
+
+@pytest.mark.parametrize("task", sorted(GLUE_TASKS))
+def test_table2_counts_decode_to_unique_sentences_of_our_glue_files(task):
+    kind, dataset, split, columns = GLUE_TASKS[task]
+    items = (datasets.load_texts if kind == "texts" else datasets.load_pairs)(dataset, split=split)
+    n_unique = pd.concat([items[column] for column in columns]).nunique()
+    index = np.zeros((len(items), len(columns)), int)
+    paper_items, paper_parameters = PAPER_TABLE2[task]
+    for model, dim in (("minilm", 384), ("mpnet", 768)):
+        setup = Setup(task, np.zeros((n_unique, dim)), items.label.to_numpy(),
+                      index.ravel() if len(columns) == 1 else index, bias=True)
+        if task == "mrpc":  # the original train file: GLUE's 3,668 train pairs plus its 408 dev pairs
+            assert (setup.n_items, n_unique) == (4_076, 7_816)
+            # The paper's count decodes to GLUE's 7,052 unique sentences with the same probe.
+            assert paper_parameters[model] == 7_052 * dim + 2 * 2 * dim + 2
+        else:
+            assert (setup.n_items, setup.n_parameters) == (paper_items, paper_parameters[model])
+
+
+def test_glue_setup_shares_one_vector_per_unique_sentence():
+    cola = glue_setup("cola", n_items=40, random_state=0, progress=False)
+    assert cola.name == "cola, minilm" and cola.item_index.shape == (40,) and cola.bias
+    assert len(cola.X) == cola.item_index.max() + 1 <= 40 and cola.X.shape[1] == 384
+    rte = glue_setup("rte", n_items=10, random_state=0, progress=False)
+    assert rte.item_index.shape == (10, 2) and len(rte.X) == len(np.unique(rte.item_index))
+    assert rte.n_parameters == len(rte.X) * 384 + 2 * 768 + 2
+    with pytest.raises(ValueError, match="Unknown GLUE task 'qqp'"):
+        glue_setup("qqp")
 
 
 def test_static_setups_follow_the_word_selection_rules_and_count_like_the_paper():
@@ -104,3 +137,17 @@ def test_summary_and_findings_follow_their_rules():
     wrong = table1.assign(n_parameters=[4_094_977, 1, 115_076])
     status = {(f.finding[:30], f.model): f.status for f in assess_findings(summaries, wrong, tightening_demo())}
     assert status["Table 1: items and trainable p", "(i) polarity"] == "not reproduced"
+    glue = pd.DataFrame([summary, summary], index=["cola, minilm", "mrpc, minilm"])
+    table2 = pd.DataFrame([
+        {"task": "cola", "model": "minilm", "n_items": 8_551, "n_parameters": 3_277_058, "full": True},
+        {"task": "mrpc", "model": "minilm", "n_items": 4_076, "n_parameters": 3_003_650, "full": True},
+        {"task": "rte", "model": "minilm", "n_items": 100, "n_parameters": 1, "full": False}])
+    status = {(f.finding[:30], f.model): f.status
+              for f in assess_findings(summaries, table1, tightening_demo(), glue, table2)}
+    assert status["Appendix A: IsoScore falls whi", "cola, minilm"] == "reproduced"
+    assert status["Appendix A: The silhouette ris", "mrpc, minilm"] == "reproduced"
+    assert status["Table 2: items and trainable p", "cola, minilm"] == "reproduced"
+    assert status["Table 2: items and trainable p", "mrpc, minilm"] == "not comparable"
+    assert status["Table 2: items and trainable p", "rte, minilm"] == "not comparable"
+    skipped = assess_findings(summaries, table1, tightening_demo())
+    assert skipped[-1].finding == "Appendix A: GLUE training sets" and skipped[-1].status == "not comparable"

@@ -3,7 +3,7 @@
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from isolib.plotting import plot_per_layer, save_figure, save_table, set_style
+from isolib.plotting import plot_per_layer, save_figure, save_table, set_style, show_table
 
 TABLE = pd.DataFrame({"model": ["a"] * 3 + ["b"] * 5, "layer": [0, 1, 2, 0, 1, 2, 3, 4],
                       "value": [0.1, 0.2, 0.3, 0.5, 0.4, 0.3, 0.2, 0.1]})
@@ -44,3 +44,10 @@ def test_markdown_cells_escape_pipes():
     text = markdown_table(pd.DataFrame({"rule": ["|x| < 0.05"], "value": [0.5]}))
     assert r"\|x\| < 0.05" in text
     assert all(line.count("|") - line.count(r"\|") == 3 for line in text.splitlines())
+
+
+def test_shown_tables_keep_every_text_whole():
+    text = "Less than 5% of a word's variance is explained by its first principal component, in every layer"
+    shown = show_table(pd.DataFrame({"finding": [text], "value": [0.12345]}))
+    assert text in shown.data and "0.123" in shown.data
+    assert repr(shown) == shown.data  # the stored plain-text output is readable Markdown too

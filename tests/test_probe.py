@@ -58,9 +58,21 @@ def test_paired_inputs_over_unique_sentences():
     sentences = generator.normal(size=(30, 8))
     pair_index = generator.integers(0, 30, size=(45, 2))
     labels = np.arange(45) % 3
-    trace = train_probe(sentences, labels, pair_index=pair_index, n_updates=30, lr=1e-2, seeds=(0,))
+    trace = train_probe(sentences, labels, item_index=pair_index, n_updates=30, lr=1e-2, seeds=(0,))
     assert trace["silhouette"].iloc[-1] > trace["silhouette"].iloc[0]
     assert trace.attrs["n_parameters"] == 30 * 8 + 3 * 16 + 3
+
+
+def test_repeated_sentences_share_one_vector():
+    # Items 10..19 repeat sentences 0..9: as many vectors as unique sentences, as in the GLUE appendix.
+    X, y = two_class_problem(n=10, dim=4)
+    item_index = np.r_[np.arange(10), np.arange(10)]
+    indexed = train_probe(X, np.r_[y, y], item_index=item_index, n_updates=5, seeds=(0,))
+    assert indexed.attrs["n_parameters"] == 10 * 4 + 2 * 4 + 2
+    # Each sentence counted twice with its label: the same loss, hence the same steps, as once.
+    plain = train_probe(X, y, n_updates=5, seeds=(0,))
+    np.testing.assert_allclose(indexed["loss"], plain["loss"], rtol=1e-5)
+    np.testing.assert_allclose(indexed["isoscore"], plain["isoscore"], rtol=1e-5)
 
 
 def test_metrics_on_random_samples_stay_reproducible():
@@ -122,8 +134,9 @@ X_SMALL, Y_SMALL = two_class_problem(n=10, dim=3)
         ((X_SMALL, Y_SMALL), {"every": 0}, "every must be at least 1"),
         ((X_SMALL, Y_SMALL), {"lr": 0.0}, "lr must be positive"),
         ((X_SMALL, Y_SMALL), {"seeds": ()}, "seeds is empty"),
-        ((X_SMALL, Y_SMALL), {"pair_index": np.array([[0, 10]] * 10)}, "index rows 0 .. 9"),
-        ((X_SMALL, Y_SMALL), {"pair_index": np.zeros((10, 3), dtype=int)}, "shape \\(n_pairs, 2\\)"),
+        ((X_SMALL, Y_SMALL), {"item_index": np.array([[0, 10]] * 10)}, "index rows 0 .. 9"),
+        ((X_SMALL, Y_SMALL), {"item_index": np.zeros((10, 3), dtype=int)}, "shape \\(n_items,\\) or \\(n_pairs, 2\\)"),
+        ((X_SMALL, Y_SMALL), {"item_index": np.arange(10.0)}, "integer array"),
         ((np.where(np.eye(10, 3), np.nan, X_SMALL), Y_SMALL), {}, "NaN"),
         ((X_SMALL[:1], Y_SMALL[:1]), {}, "at least 2"),
     ],

@@ -9,12 +9,13 @@ classifier should lower IsoScore and raise the silhouette. This module builds th
   sentence-transformers makes them (:func:`isolib.embed.sentence_embeddings`), with their labels;
 * :func:`pos_setup` (iii) and :func:`supersense_setup` (iv) -- stand-ins for the paper's word2vec
   setups: GloVe-50d word vectors with WordNet's parts of speech or noun supersenses as labels;
-* :meth:`Setup.n_parameters` -- the trainable parameters of a setup (the paper's Table 1);
+* :func:`glue_setup` -- Appendix A: a GLUE training set (CoLA, MRPC, RTE, SST-2) under an SBERT model,
+  one trainable vector per unique sentence;
+* :meth:`Setup.n_parameters` -- the trainable parameters of a setup (the paper's Tables 1 and 2);
 * :func:`tightening_demo` -- Section 2 made concrete: clusters tightened step by step;
 * :func:`variance_from_distances` -- the identity the proof rests on (Zhang et al. 2012);
-* :func:`trace_summary` / :func:`assess_findings` -- the paper's claims beside ours.
-
-The GLUE appendix is not built yet.
+* :func:`trace_summary`, :func:`trend_findings`, :func:`section2_finding` and :func:`assess_findings` -- the
+  paper's claims beside ours (per figure, and all of them for ``RESULTS.md``).
 """
 
 from __future__ import annotations
@@ -39,10 +40,15 @@ __all__ = [
     "snli_setup",
     "pos_setup",
     "supersense_setup",
+    "GLUE_TASKS",
+    "PAPER_TABLE2",
+    "glue_setup",
     "static_parameters",
     "tightening_demo",
     "variance_from_distances",
     "trace_summary",
+    "trend_findings",
+    "section2_finding",
     "assess_findings",
 ]
 
@@ -53,6 +59,21 @@ PAPER_TABLE1 = {"(i) polarity": (10_662, 4_094_976), "(ii) SNLI": (9_842, 4_987_
                 "(iii) CoDWoE POS": (11_462, 4_341_004), "(iv) supersenses": (2_275, 690_326)}
 # The paper's static vectors (word2vec) have 300 dimensions; the stand-in GloVe-50d has 50.
 PAPER_STATIC_DIM = 300
+# Appendix A: the GLUE training sets in ../shared/data, as (loader, data set, split, sentence columns).
+GLUE_TASKS = {
+    "cola": ("texts", "cola", "in_domain_train", ("text",)),
+    "mrpc": ("pairs", "mrpc", "train", ("sentence1", "sentence2")),
+    "rte": ("pairs", "rte", "train", ("sentence1", "sentence2")),
+    "sst2": ("texts", "sst2", "train", ("text",)),
+}
+# Table 2: items, then trainable parameters per model ("roberta" in the paper is all-distilroberta-v1, a Hub model).
+DISTILROBERTA = "sentence-transformers/all-distilroberta-v1"
+PAPER_TABLE2 = {
+    "cola": (8_551, {"minilm": 3_277_058, "mpnet": 6_554_114, DISTILROBERTA: 6_554_114}),
+    "mrpc": (3_668, {"minilm": 2_709_506, "mpnet": 5_419_010, DISTILROBERTA: 5_419_010}),
+    "rte": (2_490, {"minilm": 1_738_370, "mpnet": 3_476_738, DISTILROBERTA: 3_476_738}),
+    "sst2": (67_349, {"minilm": 25_720_322, "mpnet": 51_440_642, DISTILROBERTA: 51_440_642}),
+}
 
 
 @dataclass(frozen=True)
@@ -67,8 +88,9 @@ class Setup:
         Initial embeddings (the trainable parameters).
     y : ndarray of shape (n_items,) or (n_items, n_labels)
         Class labels (of the pairs for SNLI), or 0/1 label vectors for the multi-label setups.
-    pair_index : ndarray of shape (n_pairs, 2) or None
-        Rows of ``X`` forming each SNLI pair, read as [u; v].
+    item_index : ndarray of shape (n_items,) or (n_pairs, 2), or None
+        The row of ``X`` each item reads (repeated sentences share one), or the two rows of a pair, read
+        as [u; v]; None: one row per item.
     bias : bool
         Bias in the linear layer ((i): none).
     loss : {"softmax", "sigmoid"}
@@ -80,7 +102,7 @@ class Setup:
     name: str
     X: np.ndarray
     y: np.ndarray
-    pair_index: np.ndarray | None
+    item_index: np.ndarray | None
     bias: bool
     loss: str = "softmax"
     words: tuple[str, ...] = ()
@@ -93,7 +115,8 @@ class Setup:
     def n_parameters(self) -> int:
         """Trainable parameters of the probe :func:`isolib.probe.train_probe` builds for this setup."""
         n_outputs = self.y.shape[1] if self.loss == "sigmoid" else len(np.unique(self.y))
-        return make_probe(self.X, n_outputs, bias=self.bias, paired=self.pair_index is not None).n_parameters
+        return make_probe(self.X, n_outputs, bias=self.bias, 
+                          paired=self.item_index is not None and self.item_index.ndim == 2).n_parameters
 
 
 def _subset(n: int, size: int | None, random_state) -> np.ndarray:
@@ -114,6 +137,15 @@ def polarity_setup(*, n_items: int | None = None, random_state=0, **options) -> 
     return Setup("(i) polarity", X, texts.label.to_numpy(), None, bias=False)
 
 
+def _unique_sentence_setup(name: str, model: str, items: pd.DataFrame, columns: Sequence[str], **options) -> Setup:
+    """One trainable vector per unique sentence of ``items[columns]``; an item reads its row(s), with bias."""
+    sentences = list(dict.fromkeys(pd.concat([items[column] for column in columns])))
+    row = {sentence: i for i, sentence in enumerate(sentences)}
+    item_index = np.column_stack([items[column].map(row) for column in columns])
+    X = sentence_embeddings(model, sentences, **options)
+    return Setup(name, X, items.label.to_numpy(), item_index.ravel() if len(columns) == 1 else item_index, bias=True)
+
+
 def snli_setup(*, n_items: int | None = None, random_state=0, **options) -> Setup:
     """(ii) SNLI dev, 9,842 gold pairs: one vector per unique sentence, pairs read as [u; v], 3 classes with bias.
 
@@ -121,11 +153,36 @@ def snli_setup(*, n_items: int | None = None, random_state=0, **options) -> Setu
     """
     pairs = datasets.load_pairs("snli", split="dev")
     pairs = pairs.iloc[_subset(len(pairs), n_items, random_state)]
-    sentences = list(dict.fromkeys(pd.concat([pairs.sentence1, pairs.sentence2])))
-    index = {sentence: i for i, sentence in enumerate(sentences)}
-    pair_index = np.column_stack([pairs.sentence1.map(index), pairs.sentence2.map(index)])
-    X = sentence_embeddings("minilm", sentences, **options)
-    return Setup("(ii) SNLI", X, pairs.label.to_numpy(), pair_index, bias=True)
+    return _unique_sentence_setup("(ii) SNLI", "minilm", pairs, ("sentence1", "sentence2"), **options)
+
+
+def glue_setup(task: str, model: str = "minilm", *, n_items: int | None = None, random_state=0,
+               **options) -> Setup:
+    """Appendix A: a GLUE training set, one trainable vector per unique sentence, a linear layer with bias.
+
+    As the paper: every labelled item of the training set; single sentences (CoLA, SST-2) are
+    classified from their sentence's vector, pairs (MRPC, RTE) from [u; v]; items repeating a
+    sentence share its vector (CoLA: 8,532 vectors for 8,551 items). Our MRPC is the original
+    Microsoft train file (4,076 pairs), of which GLUE's train split holds 3,668 (the other 408 are
+    its dev split, whose ids are not available here).
+
+    Parameters
+    ----------
+    task : {"cola", "mrpc", "rte", "sst2"}
+    model : str
+        A sentence-transformers model :func:`sentence_embeddings` accepts: ``minilm``, ``mpnet``, or
+        :data:`DISTILROBERTA` (a Hub id, the paper's third model; not available offline).
+    n_items : int, optional
+        A uniform subset of the items (quick runs).
+    **options
+        Passed to :func:`sentence_embeddings`.
+    """
+    if task not in GLUE_TASKS:
+        raise ValueError(f"Unknown GLUE task {task!r}; choose one of {sorted(GLUE_TASKS)}.")
+    kind, dataset, split, columns = GLUE_TASKS[task]
+    items = (datasets.load_texts if kind == "texts" else datasets.load_pairs)(dataset, split=split)
+    items = items.iloc[_subset(len(items), n_items, random_state)]
+    return _unique_sentence_setup(f"{task}, {model}", model, items, columns, **options)
 
 
 def _frequent_static_words(labelled: pd.Series, n_words: int, vectors) -> list[str]:
@@ -260,7 +317,64 @@ def trace_summary(trace: pd.DataFrame) -> pd.Series:
     })
 
 
-def assess_findings(summaries: pd.DataFrame, table1: pd.DataFrame, demo: pd.DataFrame) -> list[Finding]:
+_LOST = "(the value is lost in our copy of the paper)"
+
+
+def trend_findings(summaries: pd.DataFrame, *, appendix: bool = False) -> list[Finding]:
+    """Figures 2-4's claims per setup: IsoScore falls, the silhouette rises, they are strongly anti-correlated.
+
+    Parameters
+    ----------
+    summaries : pandas.DataFrame
+        One :func:`trace_summary` row per setup, indexed by setup name.
+    appendix : bool
+        The GLUE setups of Appendix A (claims prefixed so; no headline, no claim on the spread over
+        seeds, which the appendix does not make); else the four setups, with the negligible spread.
+    """
+    prefix = "Appendix A: " if appendix else ""
+    findings = []
+    for setup, row in summaries.iterrows():
+        findings += [
+            declare(f"{prefix}IsoScore falls while the embeddings are optimised", "falls in every setup", setup,
+                    f"{row.isoscore_first:.3f} -> {row.isoscore_last:.3f} (+- {row.isoscore_last_std:.3f})",
+                    threshold(row.isoscore_first - row.isoscore_last - row.isoscore_last_std, above=0),
+                    "reproduced if the last mean IsoScore is below the first by more than its standard deviation "
+                    "over seeds.", headline=not appendix),
+            declare(f"{prefix}The silhouette rises", "rises in every setup", setup,
+                    f"{row.silhouette_first:.3f} -> {row.silhouette_last:.3f} (+- {row.silhouette_last_std:.3f})",
+                    threshold(row.silhouette_last - row.silhouette_first - row.silhouette_last_std, above=0),
+                    "reproduced if the last mean silhouette is above the first by more than its standard deviation "
+                    "over seeds.", headline=not appendix),
+            declare(f"{prefix}IsoScore and silhouette are strongly negatively correlated",
+                    f"strong negative Pearson and Spearman {_LOST}", setup,
+                    f"Pearson up to {row.pearson_max:.3f} (mean {row.pearson_mean:.3f}), Spearman up to "
+                    f"{row.spearman_max:.3f} (mean {row.spearman_mean:.3f}) over seeds",
+                    threshold([row.pearson_max, row.spearman_max], below=-0.7),
+                    "reproduced if both correlations are below -0.7 in every seed.", headline=not appendix),
+        ]
+        if not appendix:
+            findings.append(declare("Negligible standard deviation across seeds", f"maximum and mean std {_LOST}",
+                                    setup, f"max {row.max_std:.4f}, mean {row.mean_std:.4f}",
+                                    threshold(row.max_std, below=0.01),
+                                    "reproduced if the largest standard deviation across seeds, at any update and "
+                                    "for either metric, is below 0.01."))
+    return findings
+
+
+def section2_finding(demo: pd.DataFrame) -> Finding:
+    """Section 2 made concrete: every tightening step of :func:`tightening_demo` raises the silhouette, lowers IsoScore."""
+    rising = demo.silhouette.diff().dropna()
+    falling = demo.isoscore.diff().dropna()
+    return declare("Section 2: tighter clusters raise the silhouette and lower IsoScore", "argued mathematically",
+                   "synthetic clusters",
+                   f"silhouette {demo.silhouette.iloc[0]:.2f} -> {demo.silhouette.iloc[-1]:.2f}, IsoScore "
+                   f"{demo.isoscore.iloc[0]:.2f} -> {demo.isoscore.iloc[-1]:.2f}",
+                   threshold(np.r_[rising, -falling], above=0),
+                   "reproduced if every tightening step raises the silhouette and lowers IsoScore.")
+
+
+def assess_findings(summaries: pd.DataFrame, table1: pd.DataFrame, demo: pd.DataFrame,
+                    glue_summaries: pd.DataFrame | None = None, table2: pd.DataFrame | None = None) -> list[Finding]:
     """Decide, claim by claim, whether this run reproduces the paper.
 
     Parameters
@@ -272,36 +386,17 @@ def assess_findings(summaries: pd.DataFrame, table1: pd.DataFrame, demo: pd.Data
         for the static setups, NaN for the others), ``full`` (whether the whole data set was used).
     demo : pandas.DataFrame
         :func:`tightening_demo`.
+    glue_summaries : pandas.DataFrame, optional
+        Appendix A: one :func:`trace_summary` row per GLUE setup (``"task, model"``); None or empty when
+        the appendix is not run.
+    table2 : pandas.DataFrame, optional
+        Appendix A's Table 2: ``task``, ``model``, ``n_items``, ``n_parameters``, ``full``.
 
     Returns
     -------
     list of Finding
     """
-    findings = []
-    lost = "(the value is lost in our copy of the paper)"
-    for setup, row in summaries.iterrows():
-        findings += [
-            declare("IsoScore falls while the embeddings are optimised", "falls in every setup", setup,
-                    f"{row.isoscore_first:.3f} -> {row.isoscore_last:.3f} (+- {row.isoscore_last_std:.3f})",
-                    threshold(row.isoscore_first - row.isoscore_last - row.isoscore_last_std, above=0),
-                    "reproduced if the last mean IsoScore is below the first by more than its standard deviation "
-                    "over seeds.", headline=True),
-            declare("The silhouette rises", "rises in every setup", setup,
-                    f"{row.silhouette_first:.3f} -> {row.silhouette_last:.3f} (+- {row.silhouette_last_std:.3f})",
-                    threshold(row.silhouette_last - row.silhouette_first - row.silhouette_last_std, above=0),
-                    "reproduced if the last mean silhouette is above the first by more than its standard deviation "
-                    "over seeds.", headline=True),
-            declare("IsoScore and silhouette are strongly negatively correlated",
-                    f"strong negative Pearson and Spearman {lost}", setup,
-                    f"Pearson up to {row.pearson_max:.3f} (mean {row.pearson_mean:.3f}), Spearman up to "
-                    f"{row.spearman_max:.3f} (mean {row.spearman_mean:.3f}) over seeds",
-                    threshold([row.pearson_max, row.spearman_max], below=-0.7),
-                    "reproduced if both correlations are below -0.7 in every seed.", headline=True),
-            declare("Negligible standard deviation across seeds", f"maximum and mean std {lost}", setup,
-                    f"max {row.max_std:.4f}, mean {row.mean_std:.4f}", threshold(row.max_std, below=0.01),
-                    "reproduced if the largest standard deviation across seeds, at any update and for either "
-                    "metric, is below 0.01."),
-        ]
+    findings = trend_findings(summaries)
     for row in table1.itertuples():
         items, parameters = PAPER_TABLE1[row.setup]
         claim = f"Table 1: items and trainable parameters of {row.setup}"
@@ -319,14 +414,31 @@ def assess_findings(summaries: pd.DataFrame, table1: pd.DataFrame, demo: pd.Data
             "has 50 dimensions, so our own count is smaller by construction)." if static else "."))
         findings.append(declare(claim, paper, row.setup, ours,
                                 all_of(within(counted, parameters, 0), within(row.n_items, items, 0)), rule))
-    rising = demo.silhouette.diff().dropna()
-    falling = demo.isoscore.diff().dropna()
-    findings.append(declare("Section 2: tighter clusters raise the silhouette and lower IsoScore",
-                            "argued mathematically", "synthetic clusters",
-                            f"silhouette {demo.silhouette.iloc[0]:.2f} -> {demo.silhouette.iloc[-1]:.2f}, IsoScore "
-                            f"{demo.isoscore.iloc[0]:.2f} -> {demo.isoscore.iloc[-1]:.2f}",
-                            threshold(np.r_[rising, -falling], above=0),
-                            "reproduced if every tightening step raises the silhouette and lowers IsoScore."))
-    findings.append(not_comparable("Appendix A: GLUE training sets", "IsoScore falls, silhouette rises",
-                                   "not run yet (issue 10, next slice)."))
+    findings.append(section2_finding(demo))
+    if glue_summaries is None or glue_summaries.empty:
+        findings.append(not_comparable("Appendix A: GLUE training sets", "IsoScore falls, silhouette rises",
+                                       "not run in this profile."))
+        return findings
+    findings += trend_findings(glue_summaries, appendix=True)
+    for row in table2.itertuples():
+        items, parameters = PAPER_TABLE2[row.task]
+        claim = f"Table 2: items and trainable parameters of {row.task}"
+        paper = f"{items:,} items, {parameters[row.model]:,} parameters" if row.model in parameters else (
+            f"{items:,} items")
+        ours = f"{row.n_items:,} items, {row.n_parameters:,} parameters"
+        setup = f"{row.task}, {row.model}"
+        if not row.full:
+            findings.append(not_comparable(claim, paper, "this profile uses a subset of the items.", model=setup,
+                                           ours=ours))
+        elif row.model not in parameters:
+            findings.append(not_comparable(claim, paper, f"the paper does not run {row.model}.", model=setup,
+                                           ours=ours))
+        elif row.task == "mrpc":
+            findings.append(not_comparable(claim, paper, "our MRPC is the original train file, 4,076 pairs; GLUE's "
+                                           "train split drops the 408 pairs of its dev split, whose ids are not "
+                                           "available here.", model=setup, ours=ours))
+        else:
+            findings.append(declare(claim, paper, setup, ours, all_of(within(row.n_parameters, parameters[row.model], 0),
+                                                                      within(row.n_items, items, 0)),
+                                    "reproduced if both counts are exactly the paper's."))
     return findings
