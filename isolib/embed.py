@@ -310,7 +310,8 @@ def embed(
     batch_size : int
         Sentences per forward pass (batches are formed by length).
     max_length : int
-        Longer sentences are truncated to this many tokens (special tokens included).
+        Longer sentences are truncated to this many tokens (special tokens included), or to the
+        model's own limit (:attr:`LoadedModel.max_tokens`) where that is smaller.
     dtype : {"float32", "float16"}
         Storage dtype; the model always runs in float32.
     device : str
@@ -346,7 +347,8 @@ def embed(
     final = root / key
     if not (final / "meta.json").exists():
         loaded = model if isinstance(model, LoadedModel) else load_model(model, device=device, progress=progress)
-        _extract(loaded, texts, final, layers=layers, batch_size=batch_size, max_length=max_length,
+        _extract(loaded, texts, final, layers=layers, batch_size=batch_size,
+                 max_length=min(max_length, loaded.max_tokens),
                  dtype=dtype, device=device, shard_size=shard_size, progress=show_progress(progress),
                  start_token=start_token)
     meta = json.loads((final / "meta.json").read_text())

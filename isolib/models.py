@@ -249,6 +249,15 @@ class LoadedModel:
     n_layers: int
     dim: int
 
+    @property
+    def max_tokens(self) -> int:
+        """The longest input the model takes: its tokenizer's ``model_max_length`` and its position table, the smaller."""
+        limits = [self.tokenizer.model_max_length] if self.tokenizer.model_max_length < 1e6 else []  # 1e30: unset
+        config = self.model.config
+        limits += [value for value in (getattr(config, "max_position_embeddings", None),
+                                       getattr(config, "n_positions", None)) if value]
+        return int(min(limits)) if limits else 10**9
+
     def input_embedding_output(self, input_ids, attention_mask=None):
         """Output of the input embedding module (what layer 0 holds), for checks and teaching.
 
@@ -262,10 +271,17 @@ class LoadedModel:
         """
         import torch
 
+        model = self.model
         with torch.no_grad():
-            if self.kind == "decoder":
-                return self.model.get_input_embeddings()(input_ids)
-            return self.model.embeddings(input_ids=input_ids)
+            if hasattr(model, "embeddings"):  # BERT, RoBERTa, DistilBERT, MPNet: tokens, positions, LayerNorm
+                return model.embeddings(input_ids=input_ids)
+            positions = torch.arange(input_ids.shape[1], device=input_ids.device)[None, :]
+            tokens = model.get_input_embeddings()(input_ids)
+            if hasattr(model, "wpe"):  # GPT-2: learned absolute positions added to the tokens
+                return tokens + model.wpe(positions)
+            if hasattr(model, "positions_embed"):  # OpenAI GPT: the same, under another name
+                return tokens + model.positions_embed(positions)
+            return tokens  # rotary decoders (Llama, SmolLM2): positions act inside attention
 
 
 def load_model(name: str, *, device: str = "cpu", revision: str = "main", progress: bool | None = None) -> LoadedModel:
@@ -318,8 +334,9 @@ def load_model(name: str, *, device: str = "cpu", revision: str = "main", progre
     if not getattr(tokenizer, "is_fast", False):
         raise ModelError(f"'{name}' has no fast tokenizer, which isolib needs to map tokens to words (word_ids).")
     if tokenizer.pad_token is None:
-        # Decoders often lack a pad token; padding never reaches the statistics, so any id works.
-        tokenizer.pad_token = tokenizer.eos_token
+        # Decoders often lack a pad token (OpenAI GPT has no special token at all); padded positions are
+        # masked and dropped before anything is stored, so any existing token serves.
+        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token or tokenizer.convert_ids_to_tokens(0)
     model.config.output_hidden_states = True
     model.eval().to(device)
     kind = "decoder" if _is_causal(model) else "encoder"

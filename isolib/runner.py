@@ -238,7 +238,8 @@ def reproduce(profile: str, only: list[str] | None = None, *, store: bool = Fals
     for name in names:
         result = run_notebook(name, profile, store=store, overrides=overrides)
         status = "ok    " if result.ok else "FAILED"
-        detail = f"  {result.error} (see {result.executed.relative_to(REPO_ROOT)})" if not result.ok else ""
+        shown = result.executed.relative_to(REPO_ROOT) if result.executed.is_relative_to(REPO_ROOT) else result.executed
+        detail = f"  {result.error} (see {shown})" if not result.ok else ""
         print(f"{status} {name:<36} {result.seconds:7.1f} s{detail}", flush=True)
         results.append(result)
     if profile == "full" and not overrides:

@@ -860,14 +860,19 @@ def _table1_findings(model: str, rows: pd.DataFrame, min_coverage: float) -> lis
     coverage = rows.pivot_table(index="embedding", columns="benchmark", values="coverage", dropna=False, sort=False)
     layers = rows.dropna(subset=["layer"]).groupby("embedding", sort=False).layer.first()
     static = scores.loc[[name for name in scores.index if name not in layers.index]].iloc[0]
-    best = scores.loc[layers.index].mean(axis=1).idxmax()
+    claim, paper = ("Table 1: PC static embeddings beat GloVe on most benchmarks",
+                    "BERT layer 1 best; most layers beat GloVe and FastText")
+    mean_scores = scores.loc[layers.index].mean(axis=1)
+    if mean_scores.isna().all():
+        return [not_comparable(claim, paper, "not comparable: no layer's PC static vectors score any benchmark (no "
+                               "benchmark word occurs often enough in the sample).", model=model)]
+    best = mean_scores.idxmax()
     compared = (scores.loc[best].notna() & static.notna() & (coverage.loc[best] >= min_coverage)
                 & (coverage.loc[static.name] >= min_coverage))
     pairs = pd.DataFrame({"ours": scores.loc[best][compared], "static": static[compared]})
     verdict = bootstrap_threshold(pairs, lambda t: float((t.ours > t.static).mean()), above=0.5, inclusive=True)
     findings = [declare(
-        "Table 1: PC static embeddings beat GloVe on most benchmarks",
-        "BERT layer 1 best; most layers beat GloVe and FastText", model,
+        claim, paper, model,
         f"{best} beats {static.name} in {int((pairs.ours > pairs.static).sum())} of {len(pairs)} benchmarks "
         f"covered at least {min_coverage:.0%} {verdict.interval_text}"
         + (f" (left out: {', '.join(compared.index[~compared])})" if (~compared).any() else ""),
