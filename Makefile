@@ -18,7 +18,7 @@ DATA_READY := $(if $(filter $(CURDIR)/data/raw,$(ISOLIB_DATA_DIR)),data/raw/.ver
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 LIBRARY := $(wildcard isolib/*.py isolib/*/*.py) data/registry.yaml
 
-.PHONY: setup figures check-figures quick variant test lab sync bench data clean
+.PHONY: setup figures check-figures quick variant student test lab sync bench data clean
 .DELETE_ON_ERROR:
 
 setup: $(INSTALLED)
@@ -59,9 +59,14 @@ PROFILE ?= quick
 variant: $(INSTALLED)
 	set -f; $(PY) -m isolib reproduce --profile $(PROFILE) --only $(NB) $$(printf -- '-p %s %s ' $(P))
 
-# Unit tests, meta tests, and nbval on the committed quick runs in the current environment.
+# A student copy of one notebook, solutions removed, in build/student/: make student NB=04_mickus_isotropy_clusters
+student: $(INSTALLED)
+	$(PY) -m isolib student $(NB)
+
+# Unit tests, meta tests, and nbval on the committed quick runs in the current environment (only the
+# notebooks paired with a script: a copy saved beside them is not tested).
 test: $(INSTALLED) $(DATA_READY)
-	ISOLIB_PROGRESS=0 $(PY) -m pytest tests notebooks/*.ipynb --nbval-lax --nbval-current-env
+	ISOLIB_PROGRESS=0 $(PY) -m pytest tests $(NOTEBOOKS:%=notebooks/%.ipynb) --nbval-lax --nbval-current-env
 
 lab: $(INSTALLED)
 	$(VENV)/bin/jupyter lab notebooks/

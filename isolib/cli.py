@@ -46,6 +46,15 @@ def _check_figures(args) -> int:
     return 1 if differences else 0
 
 
+def _student(args) -> int:
+    from pathlib import Path
+
+    from isolib.runner import student_copy
+
+    print(f"wrote {student_copy(args.notebook, Path(args.output) if args.output else None)}")
+    return 0
+
+
 def _overview(args) -> int:
     from isolib.findings import write_overview
     from isolib.runner import FIGURES_DIR
@@ -80,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance on numbers (default 1e-4)")
     check.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance on numbers (default 1e-6)")
     check.set_defaults(func=_check_figures)
+
+    student = commands.add_parser("student", help="write a student copy of a notebook: solution cells removed, "
+                                  "outputs cleared (default build/student/)")
+    student.add_argument("notebook", help="notebook name, e.g. 04_mickus_isotropy_clusters")
+    student.add_argument("--output", help="folder for the copy (default build/student/)")
+    student.set_defaults(func=_student)
 
     overview = commands.add_parser("overview", help="regenerate figures/README.md from the committed RESULTS.md files "
                                    "(a full run does it too)")

@@ -308,3 +308,37 @@ def check_figures(notebook: str, *, rtol: float = 1e-4, atol: float = 1e-6) -> l
     if not result.ok:
         return [f"the full run of {notebook} failed: {result.error} (see {result.executed})."]
     return compare_outputs(committed, folder / "figures" / notebook, rtol=rtol, atol=atol)
+
+
+SOLUTION_TAG = "solution"
+EXERCISE_TAG = "exercise"
+
+
+def student_copy(notebook: str, folder: Path | None = None) -> Path:
+    """Write a student copy of a study notebook: solution cells removed, outputs cleared.
+
+    Cells tagged ``solution`` (the convention of nbgrader and of nbconvert's ``TagRemovePreprocessor``)
+    are dropped; the ``exercise`` cells (``# YOUR CODE HERE``) stay. The copy goes to
+    ``folder/<notebook>.ipynb`` (default ``build/student/``), never into ``notebooks/``, and runs
+    from there as it is (its data and cache paths do not depend on where it lies).
+
+    Returns
+    -------
+    Path
+        The student notebook.
+    """
+    import nbformat
+    from nbconvert.preprocessors import ClearOutputPreprocessor, TagRemovePreprocessor
+
+    if notebook not in notebook_names():
+        raise ValueError(f"Unknown notebook {notebook}; notebooks are: {', '.join(notebook_names())}.")
+    nb = nbformat.read(NOTEBOOK_DIR / f"{notebook}.ipynb", as_version=4)
+    if not any(SOLUTION_TAG in cell.metadata.get("tags", []) for cell in nb.cells):
+        raise ValueError(f"{notebook} has no exercise with a solution cell to remove.")
+    resources: dict = {}
+    nb, resources = TagRemovePreprocessor(remove_cell_tags={SOLUTION_TAG}, enabled=True).preprocess(nb, resources)
+    nb, resources = ClearOutputPreprocessor().preprocess(nb, resources)
+    target = (folder or BUILD_DIR / "student") / f"{notebook}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target)
+    return target

@@ -84,12 +84,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from IPython.display import Markdown, display
 
 from isolib.datasets import load_wordnet_pos, sample_sentences
 from isolib.embed import embed_views, first_position_norm_ratio, split_view
 from isolib.findings import STATUSES, findings_table, write_results
 from isolib.models import load_static
-from isolib.plotting import plot_per_layer, save_figure, save_table, set_style
+from isolib.plotting import plot_per_layer, save_figure, save_table, set_style, show_table
 from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.ethayarajh_contextuality import (
     CITATION,
@@ -314,7 +315,7 @@ print(f"This run: mean adjusted MEV (uncentred) at the first, middle and last la
 # %%
 lowest = lowest_self_similarity(per_word, n_words=n_lowest)
 save_table(lowest, output_dir, "lowest_self_similarity", digits=2)
-lowest
+show_table(lowest, digits=2)
 
 # %% [markdown]
 # **The paper** found stopwords among the most context-specific words in every layer (ELMo's
@@ -394,7 +395,9 @@ table1, coverage = (table1_long.pivot(index=["model", "embedding"], columns="ben
                     .reindex(index=rows, columns=benchmarks).reset_index() for values in ("score", "coverage"))
 save_table(table1, output_dir, "table1")
 save_table(coverage, output_dir, "table1_coverage")
-table1.round(3)
+display(Markdown("**Scores** (Spearman, accuracy or purity):"), show_table(table1))
+display(Markdown("**Coverage** (share of each benchmark's items scored; the rest were out of vocabulary):"),
+        show_table(coverage))
 
 # %% [markdown]
 # **The paper** found the PC static embeddings of BERT's layer 1 best, most layers of BERT and
@@ -439,7 +442,7 @@ statuses = pd.Series([finding.status for finding in findings]).value_counts()
 print(", ".join(f"{statuses.get(status, 0)} {status}" for status in STATUSES))
 
 # %%
-findings_table(findings).drop(columns="rule")
+show_table(findings_table(findings).drop(columns="rule"))
 
 # %% [markdown]
 # ## Closing note: the headline numbers
@@ -458,3 +461,38 @@ for name, group in per_layer.groupby("model", sort=False):
 
 # %%
 print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
+
+# %% [markdown]
+# ## Exercises
+#
+# For a class: answer each question in the cell marked `# YOUR CODE HERE`, using the tables this
+# notebook has built. The solution follows in a hidden cell (click the dots to open it); `make student
+# NB=01_ethayarajh_contextuality` writes a copy without the solutions to `build/student/` (see `TEACHING.md`).
+
+# %% [markdown]
+# **Exercise 1.** Where is context felt most? For each model (and view), find the layer with the lowest
+# anisotropy-adjusted self-similarity (`per_layer.self_similarity_adjusted`), and say whether it lies in
+# the upper half of the network, as the paper found for ELMo, BERT and GPT-2.
+
+# %% tags=["exercise"]
+# YOUR CODE HERE
+
+# %% jupyter={"source_hidden": true} tags=["solution"]
+# NBVAL_CHECK_OUTPUT
+lowest_layer = per_layer.loc[per_layer.groupby("model", sort=False).self_similarity_adjusted.idxmin(),
+                             ["model", "layer", "n_layers", "self_similarity_adjusted"]]
+lowest_layer.assign(upper_half=lowest_layer.layer > (lowest_layer.n_layers - 1) / 2).round(3)
+
+# %% [markdown]
+# **Exercise 2.** How much of the raw self-similarity is anisotropy? For each model, average over the non-input
+# layers the share `baseline_cosine / self_similarity`: the part two random occurrences of any words
+# would already have in common.
+
+# %% tags=["exercise"]
+# YOUR CODE HERE
+
+# %% jupyter={"source_hidden": true} tags=["solution"]
+# NBVAL_CHECK_OUTPUT
+anisotropy_share = (per_layer[per_layer.layer > 0].assign(share=lambda t: t.baseline_cosine / t.self_similarity)
+                    .groupby("model", sort=False).share.mean())
+anisotropy_share.round(3)

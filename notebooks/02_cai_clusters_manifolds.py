@@ -91,7 +91,7 @@ from isolib.datasets import load_corpus
 from isolib.embed import embed_views, first_position_norm_ratio, split_view
 from isolib.findings import STATUSES, findings_table, write_results
 from isolib.models import load_model, load_static
-from isolib.plotting import plot_per_layer, plot_points, save_figure, save_table, set_style
+from isolib.plotting import plot_per_layer, plot_points, save_figure, save_table, set_style, show_table
 from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.cai_clusters_manifolds import (
     CITATION,
@@ -475,7 +475,37 @@ statuses = pd.Series([finding.status for finding in findings]).value_counts()
 print(", ".join(f"{statuses.get(status, 0)} {status}" for status in STATUSES))
 
 # %%
-findings_table(findings).drop(columns="rule")
+show_table(findings_table(findings).drop(columns="rule"))
 
 # %%
 print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
+
+# %% [markdown]
+# ## Exercises
+#
+# For a class: answer each question in the cell marked `# YOUR CODE HERE`, using the tables this
+# notebook has built. The solution follows in a hidden cell (click the dots to open it); `make student
+# NB=02_cai_clusters_manifolds` writes a copy without the solutions to `build/student/` (see `TEACHING.md`).
+
+# %% [markdown]
+# **Exercise 1.** Which layers hold clusters? List, per model and corpus, the layers where the silhouette chose more
+# than one cluster (`per_layer.n_clusters`), with that silhouette.
+
+# %% tags=["exercise"]
+# YOUR CODE HERE
+
+# %% jupyter={"source_hidden": true} tags=["solution"]
+# NBVAL_CHECK_OUTPUT
+clustered = per_layer[per_layer.n_clusters > 1][["model", "corpus", "layer", "n_clusters", "silhouette"]]
+clustered.round(3) if len(clustered) else "No layer has more than one cluster."
+
+# %% [markdown]
+# **Exercise 2.** How much isotropy does centring each cluster restore? Per model, compare the mean over layers of
+# S_inter before (`s_inter`) and after per-cluster centring (`s_inter_clusters`).
+
+# %% tags=["exercise"]
+# YOUR CODE HERE
+
+# %% jupyter={"source_hidden": true} tags=["solution"]
+# NBVAL_CHECK_OUTPUT
+per_layer.groupby("model", sort=False)[["s_inter", "s_inter_clusters"]].mean().round(3)

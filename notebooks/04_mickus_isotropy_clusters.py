@@ -305,3 +305,45 @@ show_table(findings_table(findings).drop(columns="rule"))
 
 # %%
 print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
+
+# %% [markdown]
+# ## Exercises
+#
+# For a class: answer each question in the cell marked `# YOUR CODE HERE`, using the tables this
+# notebook has built. The solution follows in a hidden cell (click the dots to open it); `make student
+# NB=04_mickus_isotropy_clusters` writes a copy without the solutions to `build/student/` (see `TEACHING.md`).
+
+# %% [markdown]
+# **Exercise 1.** When does the silhouette overtake IsoScore? For each setup, find the first update at which the mean
+# silhouette over seeds exceeds the mean IsoScore (in `traces`), or say that it never does.
+
+# %% tags=["exercise"]
+# YOUR CODE HERE
+
+# %% jupyter={"source_hidden": true} tags=["solution"]
+# NBVAL_CHECK_OUTPUT
+means = traces.groupby(["setup", "update"], sort=False)[["isoscore", "silhouette"]].mean().reset_index()
+for setup, run in means.groupby("setup", sort=False):
+    above = run["update"][run.silhouette > run.isoscore]
+    print(f"{setup}: " + (f"from update {above.min()}" if len(above) else "never in this run"))
+
+# %% [markdown]
+# **Exercise 2.** Both scores ignore the scale of the points and any rotation of them. Check it on 1,000
+# initial vectors of the first setup that has one vector per item (not SNLI's pairs): their IsoScore
+# and silhouette as they are, times 3, and after a random rotation.
+
+# %% tags=["exercise"]
+# YOUR CODE HERE
+
+# %% jupyter={"source_hidden": true} tags=["solution"]
+# NBVAL_CHECK_OUTPUT
+from isolib.metrics import isoscore, silhouette
+
+setup = next(candidate for candidate in built if candidate.item_index is None)
+generator = np.random.default_rng(random_state)
+rows = generator.choice(len(setup.X), min(1000, len(setup.X)), replace=False)
+points = setup.X[rows].astype(np.float64)
+labels = np.unique(setup.y[rows], axis=0, return_inverse=True)[1].ravel()  # one label per distinct label vector
+rotation, _ = np.linalg.qr(generator.standard_normal((points.shape[1], points.shape[1])))
+for name, cloud in [("as they are", points), ("times 3", 3 * points), ("rotated", points @ rotation)]:
+    print(f"{setup.name}, {name:>11}: IsoScore {isoscore(cloud):.4f}, silhouette {silhouette(cloud, labels):.4f}")

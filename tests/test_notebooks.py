@@ -75,11 +75,13 @@ def test_committed_notebook_is_a_clean_quick_run(name):
     assert all(any("image/png" in output.get("data", {}) for output in cell.outputs) for cell in showing), \
         "a cell that shows a figure stored no image: run `make quick`"
     assert not [c for c in code if re.search(r"injected-parameters", str(c.metadata))], "quick runs inject nothing"
+    html = "".join(output.get("data", {}).get("text/html", "") for output in outputs)
+    assert not re.search(r"\.\.\.</td>", html), "a stored table cuts its text: show it with isolib.plotting.show_table"
 
 
 def test_make_test_runs_nbval_on_every_notebook_and_readme_documents_it():
     recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M).group(1)
-    assert "notebooks/*.ipynb --nbval-lax --nbval-current-env" in recipe
+    assert "$(NOTEBOOKS:%=notebooks/%.ipynb) --nbval-lax --nbval-current-env" in recipe
     readme = (ROOT / "README.md").read_text()
     assert "make figures" in readme and "make test" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text()
@@ -92,3 +94,39 @@ def test_profiles_and_output_folders():
     assert runner.output_dir("00_quickstart", "quick") == ROOT / "build" / "quick" / "figures" / "00_quickstart"
     with pytest.raises(ValueError, match="Unknown profile"):
         runner.parameters("00_quickstart", "fast")
+
+
+STUDIES = [name for name in NOTEBOOKS if name != "00_quickstart"]
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_study_notebooks_end_with_exercises_and_hidden_checked_solutions(name):
+    cells = nbformat.read(runner.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4).cells
+    tags = [cell.metadata.get("tags", []) for cell in cells]
+    exercises = [i for i, t in enumerate(tags) if runner.EXERCISE_TAG in t]
+    assert 2 <= len(exercises) <= 3, "two or three exercises per study notebook"
+    for i in exercises:
+        question, answer, solution = cells[i - 1], cells[i], cells[i + 1]
+        assert question.cell_type == "markdown" and question.source.startswith("**Exercise")
+        assert answer.source.strip() == "# YOUR CODE HERE"
+        assert runner.SOLUTION_TAG in solution.metadata.get("tags", [])
+        assert solution.metadata.get("jupyter", {}).get("source_hidden"), "solutions open hidden in JupyterLab"
+        assert "# NBVAL_CHECK_OUTPUT" in solution.source and solution.outputs, "nbval checks each solution's output"
+
+
+def test_a_student_copy_has_no_solution_and_runs(tmp_path):
+    name = "04_mickus_isotropy_clusters"
+    copy = runner.student_copy(name, tmp_path)
+    assert copy == tmp_path / f"{name}.ipynb"
+    nb = nbformat.read(copy, as_version=4)
+    assert not [cell for cell in nb.cells if runner.SOLUTION_TAG in cell.metadata.get("tags", [])]
+    assert "from isolib.metrics import isoscore, silhouette" not in "".join(cell.source for cell in nb.cells)
+    assert sum(cell.source == "# YOUR CODE HERE" for cell in nb.cells if cell.cell_type == "code") == 2
+    assert not [cell for cell in nb.cells if cell.get("outputs")]
+    # It runs as it is (here on small settings, to keep the test short), from outside notebooks/.
+    small = {"setups": ["supersenses"], "n_items": 300, "n_updates": 3, "seeds": [0], "glue_tasks": [],
+             "output_dir": str(tmp_path / "figures")}
+    papermill.execute_notebook(str(copy), str(tmp_path / "executed.ipynb"), parameters=small, cwd=str(tmp_path),
+                               kernel_name="python3", progress_bar=False)
+    with pytest.raises(ValueError, match="Unknown notebook"):
+        runner.student_copy("99_nothing", tmp_path)
