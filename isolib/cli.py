@@ -1,4 +1,5 @@
-"""``python -m isolib``: data fetch/verify, reproduce, check the committed figures, and the overview."""
+"""``python -m isolib``: data fetch/verify, reproduce, check the committed figures, student copies, the embedding
+cache, and the overview."""
 
 from __future__ import annotations
 
@@ -55,6 +56,26 @@ def _student(args) -> int:
     return 0
 
 
+def _cache(args) -> int:
+    from isolib import cache
+    from isolib.models import cache_root
+
+    if args.action == "prune":
+        removed = cache.prune(older_than_days=args.older_than, model=args.model, everything=args.all,
+                              dry_run=args.dry_run)
+        verb = "would delete" if args.dry_run else "deleted"
+        for entry in removed:
+            print(f"{verb} {entry.path.name} ({entry.model or entry.status}, {cache.human_size(entry.size)})")
+        print(f"{verb} {len(removed)} folder(s), {cache.human_size(sum(entry.size for entry in removed))}")
+        return 0
+    found = cache.entries()
+    if args.action == "list":
+        print(cache.listing(found).to_string(index=False) if found else f"{cache_root() / 'embeddings'} is empty.")
+        return 0
+    print(cache.sizes(found).to_string(index=False))
+    return 0
+
+
 def _overview(args) -> int:
     from isolib.findings import write_overview
     from isolib.runner import FIGURES_DIR
@@ -95,6 +116,14 @@ def build_parser() -> argparse.ArgumentParser:
     student.add_argument("notebook", help="notebook name, e.g. 04_mickus_isotropy_clusters")
     student.add_argument("--output", help="folder for the copy (default build/student/)")
     student.set_defaults(func=_student)
+
+    cache = commands.add_parser("cache", help="list, size or prune the embedding cache (.cache/ or ISOLIB_CACHE_DIR)")
+    cache.add_argument("action", choices=("list", "size", "prune"))
+    cache.add_argument("--older-than", type=float, metavar="DAYS", help="prune: entries not used for DAYS days")
+    cache.add_argument("--model", help="prune: entries of this model (name or Hub id)")
+    cache.add_argument("--all", action="store_true", help="prune: every entry")
+    cache.add_argument("--dry-run", action="store_true", help="prune: list what would be deleted, delete nothing")
+    cache.set_defaults(func=_cache)
 
     overview = commands.add_parser("overview", help="regenerate figures/README.md from the committed RESULTS.md files "
                                    "(a full run does it too)")

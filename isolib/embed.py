@@ -351,6 +351,11 @@ def embed(
                  max_length=min(max_length, loaded.max_tokens),
                  dtype=dtype, device=device, shard_size=shard_size, progress=show_progress(progress),
                  start_token=start_token)
+    else:
+        try:
+            os.utime(final / "meta.json")  # marks the entry used, for `python -m isolib cache list` and prune
+        except OSError:
+            pass  # a read-only cache is still readable
     meta = json.loads((final / "meta.json").read_text())
     tokens, rows = pd.read_parquet(final / "tokens.parquet"), None
     if first_position == "drop":

@@ -501,10 +501,18 @@ def verdicts(findings: Sequence[Finding], claims: Sequence[str] | None = None) -
     lines = []
     for (claim, paper), rows in grouped.items():
         judged = "; ".join(f.status + (f" on {f.model}" if f.model != "-" else "") + (f" ({f.ours})" if f.ours != "-" else "")
-                           + (f" because {f.rule[0].lower()}{f.rule[1:].rstrip('.')}" if f.status == "not comparable"
-                              else "") for f in rows)
+                           + _reason(f) for f in rows)
         lines.append(f"This run: {claim} (paper: {paper}): {judged}.")
     return "\n".join(lines)
+
+
+def _reason(finding: Finding) -> str:
+    """" because ..." for a finding that is not comparable for a stated reason (not for a rule that could not apply)."""
+    rule = finding.rule.rstrip(".")
+    if finding.status != "not comparable" or rule.lower().startswith("reproduced if"):
+        return ""
+    # "Not run ..." reads "because not run ...", but a name such as "GPT-2 ..." keeps its capitals.
+    return " because " + (rule[0].lower() + rule[1:] if rule[1:2].islower() else rule)
 
 
 def _headline_lines(findings: Sequence[Finding]) -> list[str]:

@@ -101,6 +101,35 @@ def plot_per_layer(table: pd.DataFrame, value: str, *, ax=None, model: str = "mo
     return ax
 
 
+def per_layer_figure(table: pd.DataFrame, value: str, *, ylabel: str, title: str, output_dir: str | Path, name: str,
+                     style: str | None = None):
+    """The figure of one per-layer measure: :func:`plot_per_layer`, a zero line, the legend outside, saved as ``name``.
+
+    Returns
+    -------
+    matplotlib Figure
+    """
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    plot_per_layer(table, value, ax=ax, ylabel=ylabel, style=style)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_title(title)
+    save_figure(fig, output_dir, name)
+    return fig
+
+
+def describe_layers(table: pd.DataFrame, value: str, *, digits: int = 2, model: str = "model",
+                    layer: str = "layer") -> str:
+    """One clause per model: ``value`` at its first, middle and last layer, e.g. ``minilm 0.04 (L0), 0.14 (L3), 0.01 (L6)``."""
+    clauses = []
+    for name, group in table.groupby(model, sort=False):
+        values = group.set_index(layer)[value].sort_index()
+        middle = values.index[len(values) // 2]
+        clauses.append(f"{name} {values.iloc[0]:.{digits}f} (L{values.index[0]}), {values[middle]:.{digits}f} "
+                       f"(L{middle}), {values.iloc[-1]:.{digits}f} (L{values.index[-1]})")
+    return "; ".join(clauses)
+
+
 def plot_points(ax, coordinates, colour, *, categorical: bool = False, cmap: str | None = None, size: float = 3.0,
                 alpha: float = 0.6, colorbar_label: str | None = None):
     """Scatter of points on 2 coordinates (or 3, on a 3-D axis), coloured by a category or by a value.

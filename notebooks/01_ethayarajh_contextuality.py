@@ -88,9 +88,10 @@ from IPython.display import Markdown, display
 
 from isolib.datasets import load_wordnet_pos, sample_sentences
 from isolib.embed import embed_views, first_position_norm_ratio, split_view
-from isolib.findings import STATUSES, findings_table, write_results
+from isolib.findings import STATUSES, findings_table, verdicts, write_results
 from isolib.models import load_static
-from isolib.plotting import plot_per_layer, save_figure, save_table, set_style, show_table
+from isolib.plotting import (describe_layers, per_layer_figure, plot_per_layer, save_figure, save_table, set_style,
+                             show_table)
 from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.ethayarajh_contextuality import (
     CITATION,
@@ -102,6 +103,7 @@ from isolib.studies.ethayarajh_contextuality import (
     models_run,
     occurrence_index,
     static_embedding_table,
+    table1_wide,
     word_benchmarks,
 )
 
@@ -190,34 +192,13 @@ save_table(per_layer, output_dir, "per_layer")
 per_layer.drop(columns=["n_layers", "n_words", "n_occurrences"]).round(3)
 
 
-# %%
-def describe(measure: str, digits: int = 2) -> str:
-    """One clause per model: the measure at the first, middle and last stored layer."""
-    clauses = []
-    for name, group in per_layer.groupby("model", sort=False):
-        values = group.set_index("layer")[measure]
-        middle = values.index[len(values) // 2]
-        clauses.append(f"{name} {values.iloc[0]:.{digits}f} (L{values.index[0]}), {values[middle]:.{digits}f} "
-                       f"(L{middle}), {values.iloc[-1]:.{digits}f} (L{values.index[-1]})")
-    return "; ".join(clauses)
-
-
-def per_layer_figure(measure: str, ylabel: str, title: str, name: str) -> None:
-    fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    plot_per_layer(plotted, measure, ax=ax, ylabel=ylabel, style="view")
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.set_title(title)
-    save_figure(fig, output_dir, name)
-    plt.show()
-
-
 # %% [markdown]
 # ## Figure 1 — anisotropy: average cosine between random words
 
 # %%
-per_layer_figure("baseline_cosine", "average cosine between random words",
-                 "Figure 1: anisotropy baseline per layer", "fig1_anisotropy")
+per_layer_figure(plotted, "baseline_cosine", ylabel="average cosine between random words", title="Figure 1: anisotropy baseline per layer",
+                 output_dir=output_dir, name="fig1_anisotropy", style="view")
+plt.show()
 
 # %% [markdown]
 # **The paper** found the representations anisotropic in every non-input layer, more so in
@@ -227,14 +208,17 @@ per_layer_figure("baseline_cosine", "average cosine between random words",
 # %%
 # NBVAL_CHECK_OUTPUT
 print(f"This run: average cosine between random words at the first, middle and last layer: "
-      f"{describe('baseline_cosine')}.")
+      f"{describe_layers(per_layer, 'baseline_cosine')}.")
+print(verdicts(assess_findings(per_layer, per_word, n_lowest=n_lowest),
+               ["Anisotropy", "average cosine between random words"]))
 
 # %% [markdown]
 # ## Figure 2 — self-similarity, adjusted for anisotropy
 
 # %%
-per_layer_figure("self_similarity_adjusted", "mean self-similarity − baseline",
-                 "Figure 2: adjusted self-similarity per layer", "fig2_self_similarity")
+per_layer_figure(plotted, "self_similarity_adjusted", ylabel="mean self-similarity − baseline", title="Figure 2: adjusted self-similarity per layer",
+                 output_dir=output_dir, name="fig2_self_similarity", style="view")
+plt.show()
 
 # %% [markdown]
 # **The paper** found self-similarity falling with depth in all three models: upper layers are
@@ -243,14 +227,18 @@ per_layer_figure("self_similarity_adjusted", "mean self-similarity − baseline"
 
 # %%
 print(f"This run: adjusted self-similarity at the first, middle and last layer: "
-      f"{describe('self_similarity_adjusted')} (raw: {describe('self_similarity')}).")
+      f"{describe_layers(per_layer, 'self_similarity_adjusted')} "
+      f"(raw: {describe_layers(per_layer, 'self_similarity')}).")
+print(verdicts(assess_findings(per_layer, per_word, n_lowest=n_lowest),
+               ["Self-similarity falls", "mean raw self-similarity", "Slides: self- and intra"]))
 
 # %% [markdown]
 # ## Figure 3 — intra-sentence similarity, adjusted for anisotropy
 
 # %%
-per_layer_figure("intra_similarity_adjusted", "mean intra-sentence similarity − baseline",
-                 "Figure 3: adjusted intra-sentence similarity per layer", "fig3_intra_similarity")
+per_layer_figure(plotted, "intra_similarity_adjusted", ylabel="mean intra-sentence similarity − baseline", title="Figure 3: adjusted intra-sentence similarity per layer",
+                 output_dir=output_dir, name="fig3_intra_similarity", style="view")
+plt.show()
 
 # %% [markdown]
 # **The paper** found that context-specificity shows differently per model: in BERT the words
@@ -265,7 +253,9 @@ per_layer_figure("intra_similarity_adjusted", "mean intra-sentence similarity �
 
 # %%
 print(f"This run: adjusted intra-sentence similarity at the first, middle and last layer: "
-      f"{describe('intra_similarity_adjusted')}.")
+      f"{describe_layers(per_layer, 'intra_similarity_adjusted')}.")
+print(verdicts(assess_findings(per_layer, per_word, n_lowest=n_lowest),
+               ["BERT: same-sentence", "GPT-2: same-sentence", "ELMo: same-sentence", "mean raw intra-sentence"]))
 
 # %% [markdown]
 # ## Figure 4 — maximum explainable variance, adjusted for anisotropy
@@ -304,8 +294,11 @@ plt.show()
 
 # %%
 print(f"This run: mean adjusted MEV (uncentred) at the first, middle and last layer: "
-      f"{describe('mev_adjusted')}; centred: {describe('mev_centred_adjusted')}; the authors' estimator: "
-      f"{describe('mev_authors_adjusted')}; share of words below the baseline: {describe('mev_below_baseline')}.")
+      f"{describe_layers(per_layer, 'mev_adjusted')}; centred: {describe_layers(per_layer, 'mev_centred_adjusted')}; "
+      f"the authors' estimator: {describe_layers(per_layer, 'mev_authors_adjusted')}; share of words below the "
+      f"baseline: {describe_layers(per_layer, 'mev_below_baseline')}.")
+print(verdicts(assess_findings(per_layer, per_word, n_lowest=n_lowest),
+               ["Less than 5%", "Many words have a raw MEV", "BERT: raw MEV", "GPT-2: raw MEV"]))
 
 # %% [markdown]
 # ## Table — the words of lowest self-similarity
@@ -327,6 +320,7 @@ print("This run: share of stopwords among the "
       f"{n_lowest} words of lowest self-similarity (median over non-input layers): "
       + "; ".join(f"{name} {group.stopword_share.median():.1f}" for name, group in upper.groupby("model", sort=False))
       + ".")
+print(verdicts(assess_findings(per_layer, per_word, n_lowest=n_lowest), ["Stopwords have the lowest"]))
 
 # %% [markdown]
 # ## Figure — MEV of single words across layers (slides)
@@ -362,6 +356,8 @@ example_pairs = {label: example_word_pairs(per_word[per_word.model == label], wo
                  for label in labels}
 for label, pairs in example_pairs.items():
     print(f"{label}: (noun, verb) pairs of the finding: " + ", ".join(f"{noun}/{verb}" for noun, verb in pairs))
+print(verdicts(assess_findings(per_layer, per_word, example_pairs=example_pairs, n_lowest=n_lowest),
+               ["Slides: a concrete noun"]))
 
 # %% [markdown]
 # ## Table 1 — static embeddings from the first principal component
@@ -389,10 +385,8 @@ for label in labels:
 tables.append(word_benchmarks(static, restrict_vocab=static_analogy_vocab or None)
               .assign(model=static_baseline, embedding=f"{static_baseline} ({len(static)} words)", layer=np.nan))
 table1_long = pd.concat(tables, ignore_index=True)
-rows = pd.MultiIndex.from_frame(table1_long[["model", "embedding"]].drop_duplicates())
-benchmarks = list(pd.unique(table1_long.benchmark))
-table1, coverage = (table1_long.pivot(index=["model", "embedding"], columns="benchmark", values=values)
-                    .reindex(index=rows, columns=benchmarks).reset_index() for values in ("score", "coverage"))
+table1, coverage = table1_wide(table1_long)
+benchmarks = list(table1.columns[2:])
 save_table(table1, output_dir, "table1")
 save_table(coverage, output_dir, "table1_coverage")
 display(Markdown("**Scores** (Spearman, accuracy or purity):"), show_table(table1))
@@ -410,6 +404,8 @@ for name in labels:
     print(f"This run, {name}: mean score over benchmarks "
           + ", ".join(f"{embedding} {value:.2f}" for embedding, value in mean_scores.items())
           + f"; median coverage {coverage.set_index(['model', 'embedding']).loc[name, benchmarks].median(axis=None):.3f}.")
+print(verdicts(assess_findings(per_layer, per_word, table1_long, n_lowest=n_lowest, min_coverage=min_coverage),
+               ["Table 1"]))
 
 # %% [markdown]
 # ## Results against the paper

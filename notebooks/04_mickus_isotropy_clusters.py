@@ -33,7 +33,7 @@
 # * **Appendix A**: **Table 2 `table2`** (items and parameters per GLUE task and model), **Table 3 `table3`** (correlations) and **Figure 4 `fig4_glue`** (the traces);
 # * **`RESULTS.md`** — each finding of the paper beside ours.
 #
-# **Setups run here (this slice).** (i) rt-polarity: the 10,662 sentences as all-MiniLM-L6-v2 vectors,
+# **The setups.** (i) rt-polarity: the 10,662 sentences as all-MiniLM-L6-v2 vectors,
 # a 2-way linear layer without bias, cross-entropy; (ii) SNLI dev, 9,842 gold pairs: one trainable
 # vector per unique sentence, a pair read as [u; v] by a 3-way linear layer with bias. The vectors are
 # exactly what `SentenceTransformer("all-MiniLM-L6-v2").encode` returns (mean pooling over the

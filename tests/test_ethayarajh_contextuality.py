@@ -352,3 +352,16 @@ def test_example_word_pairs_follow_the_stated_rule():
     # battery: 7 senses; talks: an inflected form; dog: also a verb; the: not in WordNet.
     assert contextuality.example_word_pairs(per_word, wordnet) == [("Guitar", "go"), ("piano", "take")]
     assert contextuality.example_word_pairs(per_word, wordnet, n_pairs=1) == [("Guitar", "go")]
+
+
+def test_table1_wide_keeps_the_order_of_rows_and_benchmarks():
+    from isolib.studies.ethayarajh_contextuality import table1_wide
+
+    long = pd.DataFrame({"model": ["m", "m", "m", "m", "glove", "glove"],
+                         "embedding": ["L1", "L1", "L0", "L0", "glove", "glove"],
+                         "benchmark": ["MEN", "RW", "MEN", "RW", "MEN", "RW"],
+                         "score": [0.5, 0.4, 0.3, np.nan, 0.7, 0.6], "coverage": [1, 0.5, 1, 0, 1, 1.0]})
+    scores, coverage = table1_wide(long)
+    assert list(scores.columns) == ["model", "embedding", "MEN", "RW"]
+    assert scores.embedding.tolist() == ["L1", "L0", "glove"] and np.isnan(scores.RW[1])
+    assert coverage.RW.tolist() == [0.5, 0, 1.0]

@@ -238,3 +238,8 @@ def test_verdicts_say_per_claim_what_each_model_gives():
                                                   "because not run in this profile.")
     with pytest.raises(ValueError, match="No finding's claim starts with"):
         verdicts(findings, ["Table 9"])
+    named = not_comparable("GPT-2 L12", "0.978", "GPT-2 is not run in this profile.")
+    assert verdicts([named]).endswith("not comparable because GPT-2 is not run in this profile.")
+    # A rule that could not be applied (a NaN) is not a reason: the line says what was found, without "because".
+    unjudged = declare("Claim", "p", "m", "nan", threshold(float("nan"), above=0), "reproduced if positive.")
+    assert verdicts([unjudged]) == "This run: Claim (paper: p): not comparable on m (nan)."

@@ -130,3 +130,10 @@ def test_a_student_copy_has_no_solution_and_runs(tmp_path):
                                kernel_name="python3", progress_bar=False)
     with pytest.raises(ValueError, match="Unknown notebook"):
         runner.student_copy("99_nothing", tmp_path)
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebooks_use_no_unix_only_module(name):
+    """Peak memory comes from isolib.runner.peak_memory_gib, which copes with Windows and macOS."""
+    source = (runner.NOTEBOOK_DIR / f"{name}.py").read_text()
+    assert not re.search(r"^\s*(import|from)\s+(resource|fcntl|termios|pwd|grp)\b", source, re.M)

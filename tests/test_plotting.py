@@ -51,3 +51,20 @@ def test_shown_tables_keep_every_text_whole():
     shown = show_table(pd.DataFrame({"finding": [text], "value": [0.12345]}))
     assert text in shown.data and "0.123" in shown.data
     assert repr(shown) == shown.data  # the stored plain-text output is readable Markdown too
+
+
+def test_describe_layers_gives_first_middle_and_last_layer_per_model():
+    from isolib.plotting import describe_layers
+
+    table = pd.DataFrame({"model": ["a"] * 3 + ["b"] * 5, "layer": [0, 1, 2, 4, 3, 2, 1, 0],
+                          "value": [0.1, 0.2, 0.3, 0.9, 0.8, 0.7, 0.6, 0.5]})
+    assert describe_layers(table, "value") == "a 0.10 (L0), 0.20 (L1), 0.30 (L2); b 0.50 (L0), 0.70 (L2), 0.90 (L4)"
+
+
+def test_per_layer_figure_is_saved(tmp_path):
+    from isolib.plotting import per_layer_figure
+
+    table = pd.DataFrame({"model": ["a"] * 3, "layer": [0, 1, 2], "value": [0.1, -0.2, 0.3]})
+    fig = per_layer_figure(table, "value", ylabel="v", title="t", output_dir=tmp_path, name="fig")
+    assert (tmp_path / "fig.png").exists() and (tmp_path / "fig.pdf").exists() and fig.axes[0].get_title() == "t"
+    plt.close(fig)

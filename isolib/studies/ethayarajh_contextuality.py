@@ -104,6 +104,7 @@ __all__ = [
     "restricted_to",
     "BENCHMARKS",
     "word_benchmarks",
+    "table1_wide",
     "static_embedding_table",
     "CITATION",
     "PAPER_MODELS",
@@ -737,6 +738,28 @@ def example_word_pairs(per_word: pd.DataFrame, wordnet: pd.DataFrame, *, n_pairs
                            & ~lower.isin(STOPWORDS)]
     verbs = contexts.index[(found.verb >= 10) & (found.verb > found.noun) & lower.str.fullmatch(r"[a-z]+")]
     return list(zip(nouns[:n_pairs], verbs[:n_pairs]))
+
+
+def table1_wide(table1: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 1 as the paper prints it: one row per (model, embedding), one column per benchmark.
+
+    Parameters
+    ----------
+    table1 : pandas.DataFrame
+        :func:`static_embedding_table` and :func:`word_benchmarks` rows (``model``, ``embedding``,
+        ``benchmark``, ``score``, ``coverage``), concatenated.
+
+    Returns
+    -------
+    scores, coverage : pandas.DataFrame
+        Columns ``model``, ``embedding``, then the benchmarks in their first order of appearance; rows
+        in theirs too.
+    """
+    rows = pd.MultiIndex.from_frame(table1[["model", "embedding"]].drop_duplicates())
+    benchmarks = list(pd.unique(table1.benchmark))
+    scores, coverage = (table1.pivot(index=["model", "embedding"], columns="benchmark", values=values)
+                        .reindex(index=rows, columns=benchmarks).reset_index() for values in ("score", "coverage"))
+    return scores.rename_axis(columns=None), coverage.rename_axis(columns=None)
 
 
 def _model_findings(model: str, table: pd.DataFrame, lowest: pd.DataFrame, per_word: pd.DataFrame,

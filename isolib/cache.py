@@ -1,0 +1,185 @@
+"""The embedding cache, under the user's control: list it, size it, prune it (``python -m isolib cache``).
+
+:func:`isolib.embed.embed` stores one folder per extraction under ``<cache root>/embeddings/<key>/``
+(``meta.json``, ``tokens.parquet``, ``layer_NN.npy``) and trusts a folder only if its final name exists
+with a ``meta.json``. Reading an entry marks it used (the time of ``meta.json``). Besides entries, the
+folder can hold the resumable shards of an interrupted extraction (``<key>.partial``) and leftovers of
+interrupted writes or prunes (``<key>.tmp-*``, ``<key>.deleting-*``), which no run trusts.
+
+Pruning renames an entry to ``<key>.deleting-<id>`` (one atomic step: from then on no run trusts it) and
+only then deletes the files, so an interrupted prune leaves nothing half-deleted under a trusted name;
+the next prune removes the leftovers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from isolib.models import cache_root
+
+__all__ = ["CacheEntry", "entries", "listing", "sizes", "prune", "human_size"]
+
+# A leftover is deleted only once it has not changed for this long: a running write may still be filling it.
+LEFTOVER_AGE_SECONDS = 3600
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One folder of the embedding cache.
+
+    Attributes
+    ----------
+    path : Path
+    status : {"complete", "partial", "leftover"}
+        A trusted entry, the resumable shards of an interrupted extraction, or an untrusted leftover.
+    model : str
+        The model's name or Hub id ("" when unknown: partial and leftover folders have no ``meta.json``).
+    n_texts : int or None
+    layers : tuple of int
+    dtype : str
+    size : int
+        Bytes on disk.
+    last_used : float
+        Seconds since the epoch: when the entry was last written or read.
+    """
+
+    path: Path
+    status: str
+    model: str
+    n_texts: int | None
+    layers: tuple[int, ...]
+    dtype: str
+    size: int
+    last_used: float
+
+
+def _folder_size(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def _last_time(folder: Path) -> float:
+    times = [path.stat().st_mtime for path in folder.rglob("*")] or [folder.stat().st_mtime]
+    return max(times)
+
+
+def entries(root: Path | None = None) -> list[CacheEntry]:
+    """Every folder of the embedding cache, most recently used first."""
+    folder = (root or cache_root()) / "embeddings"
+    found = []
+    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if not path.is_dir():
+            continue
+        meta_path = path / "meta.json"
+        if meta_path.exists() and "." not in path.name:
+            meta = json.loads(meta_path.read_text())
+            found.append(CacheEntry(path, "complete", meta["model"], meta.get("n_sentences"), tuple(meta["layers"]),
+                                    meta["dtype"], _folder_size(path), meta_path.stat().st_mtime))
+        else:
+            status = "partial" if path.name.endswith(".partial") else "leftover"
+            found.append(CacheEntry(path, status, "", None, (), "", _folder_size(path), _last_time(path)))
+    return sorted(found, key=lambda entry: entry.last_used, reverse=True)
+
+
+def human_size(n_bytes: float) -> str:
+    """``1536`` -> ``1.5 KB`` (powers of 1024)."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if n_bytes < 1024 or unit == "GB":
+            return f"{n_bytes:.0f} {unit}" if unit == "B" else f"{n_bytes:.1f} {unit}"
+        n_bytes /= 1024
+    return ""  # unreachable
+
+
+def _layers_text(layers: tuple[int, ...]) -> str:
+    if not layers:
+        return ""
+    if len(layers) > 2 and list(layers) == list(range(layers[0], layers[-1] + 1)):
+        return f"{layers[0]}-{layers[-1]}"
+    return ",".join(map(str, layers))
+
+
+def listing(found: list[CacheEntry]) -> pd.DataFrame:
+    """A readable table of cache entries: model, texts, layers, dtype, size, last used, status, folder."""
+    return pd.DataFrame({
+        "model": [entry.model or "-" for entry in found],
+        "texts": [entry.n_texts if entry.n_texts is not None else "-" for entry in found],
+        "layers": [_layers_text(entry.layers) or "-" for entry in found],
+        "dtype": [entry.dtype or "-" for entry in found],
+        "size": [human_size(entry.size) for entry in found],
+        "last used": [time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.last_used)) for entry in found],
+        "status": [entry.status for entry in found],
+        "folder": [entry.path.name for entry in found],
+    }, columns=["model", "texts", "layers", "dtype", "size", "last used", "status", "folder"])
+
+
+def sizes(found: list[CacheEntry]) -> pd.DataFrame:
+    """Entries and disk use per model (partial and leftover folders apart), with a total row."""
+    table = pd.DataFrame({"model": [entry.model or f"({entry.status})" for entry in found],
+                          "bytes": [entry.size for entry in found]}, columns=["model", "bytes"])
+    per_model = table.groupby("model", sort=True).bytes.agg(["count", "sum"]).reset_index()
+    per_model.loc[len(per_model)] = ["total", int(per_model["count"].sum()), int(per_model["sum"].sum())]
+    return pd.DataFrame({"model": per_model.model, "entries": per_model["count"].astype(int),
+                         "size": per_model["sum"].map(human_size)})
+
+
+def prune(*, older_than_days: float | None = None, model: str | None = None, everything: bool = False,
+          dry_run: bool = False, root: Path | None = None) -> list[CacheEntry]:
+    """Delete the cache entries that match every filter given, and the untrusted leftovers over an hour old.
+
+    Do not prune the entries a running extraction is writing (``--all`` would include its ``.partial``
+    shards): it would fail and have to start that extraction again.
+
+    Parameters
+    ----------
+    older_than_days : float, optional
+        Entries (and interrupted extractions) not used for more than this many days.
+    model : str, optional
+        Entries of this model (name or Hub id as given to ``embed``).
+    everything : bool
+        Every entry; needed when no filter is given, so that a bare ``prune`` deletes nothing by accident.
+    dry_run : bool
+        Only return what would be deleted.
+
+    Returns
+    -------
+    list of CacheEntry
+        What was (or would be) deleted.
+
+    Raises
+    ------
+    ValueError
+        If no filter is given and ``everything`` is False, or ``older_than_days`` is negative.
+    """
+    if older_than_days is None and model is None and not everything:
+        raise ValueError("Give --older-than DAYS, --model NAME or --all; a bare prune deletes nothing.")
+    if older_than_days is not None and older_than_days < 0:
+        raise ValueError(f"--older-than must be a number of days >= 0, got {older_than_days}.")
+    cutoff = None if older_than_days is None else time.time() - older_than_days * 86400
+    chosen = []
+    for entry in entries(root):
+        if entry.status == "leftover":
+            if entry.last_used < time.time() - LEFTOVER_AGE_SECONDS:
+                chosen.append(entry)
+            continue
+        if model is not None and entry.model != model:  # partial folders have no known model
+            continue
+        if cutoff is not None and entry.last_used >= cutoff:
+            continue
+        chosen.append(entry)
+    if not dry_run:
+        for entry in chosen:
+            doomed = entry.path
+            if entry.status != "leftover":
+                # One atomic rename first: from now on no run trusts (or resumes) this folder.
+                key = entry.path.name.removesuffix(".partial")
+                doomed = entry.path.with_name(f"{key}.deleting-{uuid.uuid4().hex[:8]}")
+                os.replace(entry.path, doomed)
+            shutil.rmtree(doomed)
+    return chosen

@@ -1,0 +1,98 @@
+"""The embedding cache under the user's control: list, size, prune, and a prune interrupted half-way."""
+
+import json
+import os
+import shutil
+import time
+
+import pytest
+
+from isolib import cache
+from isolib.cli import main
+
+
+def _entry(root, key, model, *, days_ago=0.0, layers=(0, 1, 2), size=1000):
+    folder = root / "embeddings" / key
+    folder.mkdir(parents=True)
+    (folder / "layer_00.npy").write_bytes(b"x" * size)
+    meta = folder / "meta.json"
+    meta.write_text(json.dumps({"model": model, "n_sentences": 10, "layers": list(layers), "dtype": "float16"}))
+    stamp = time.time() - days_ago * 86400
+    os.utime(meta, (stamp, stamp))
+    return folder
+
+
+@pytest.fixture
+def filled(cache_dir):
+    _entry(cache_dir, "a" * 32, "minilm", days_ago=40)
+    _entry(cache_dir, "b" * 32, "minilm", days_ago=1, layers=(6,))
+    _entry(cache_dir, "c" * 32, "smollm2", days_ago=2, size=5000)
+    partial = cache_dir / "embeddings" / ("d" * 32 + ".partial") / "shard_00000"
+    partial.mkdir(parents=True)
+    (partial / "tokens.parquet").write_bytes(b"y" * 100)
+    leftover = cache_dir / "embeddings" / ("e" * 32 + ".tmp-1234abcd")
+    leftover.mkdir()
+    old = time.time() - 2 * cache.LEFTOVER_AGE_SECONDS
+    os.utime(leftover, (old, old))
+    return cache_dir
+
+
+def test_list_and_size_read_every_folder(filled):
+    found = cache.entries()
+    assert [entry.status for entry in found].count("complete") == 3
+    assert {entry.status for entry in found} == {"complete", "partial", "leftover"}
+    table = cache.listing(found)
+    assert list(table.columns) == ["model", "texts", "layers", "dtype", "size", "last used", "status", "folder"]
+    assert table[table.folder == "a" * 32].layers.item() == "0-2"
+    assert table[table.folder == "b" * 32].layers.item() == "6"
+    sizes = cache.sizes(found).set_index("model")
+    assert sizes.entries["minilm"] == 2 and sizes.entries["total"] == 5
+
+
+def test_prune_by_age_and_model_and_only_with_a_filter(filled, capsys):
+    with pytest.raises(ValueError, match="a bare prune deletes nothing"):
+        cache.prune()
+    would = cache.prune(older_than_days=30, dry_run=True)
+    assert {entry.path.name for entry in would} == {"a" * 32, "e" * 32 + ".tmp-1234abcd"}
+    assert (filled / "embeddings" / ("a" * 32)).exists(), "a dry run deletes nothing"
+    assert main(["cache", "prune", "--older-than", "30"]) == 0
+    assert "deleted 2 folder(s)" in capsys.readouterr().out
+    assert not (filled / "embeddings" / ("a" * 32)).exists()
+    removed = cache.prune(model="smollm2")
+    assert [entry.model for entry in removed] == ["smollm2"]
+    assert {entry.path.name for entry in cache.entries()} == {"b" * 32, "d" * 32 + ".partial"}
+    assert main(["cache", "list"]) == 0 and "minilm" in capsys.readouterr().out
+
+
+def test_an_interrupted_prune_leaves_nothing_trusted(filled, monkeypatch):
+    real_rmtree = shutil.rmtree
+    real_rmtree(filled / "embeddings" / ("e" * 32 + ".tmp-1234abcd"))
+
+    def killed(path, *args, **kwargs):
+        raise KeyboardInterrupt  # the process dies after the rename, before any file is deleted
+
+    monkeypatch.setattr(shutil, "rmtree", killed)
+    with pytest.raises(KeyboardInterrupt):
+        cache.prune(model="smollm2")
+    monkeypatch.setattr(shutil, "rmtree", real_rmtree)
+    names = [path.name for path in (filled / "embeddings").iterdir()]
+    assert "c" * 32 not in names, "the entry's trusted name is gone at once"
+    assert any(name.startswith("c" * 32 + ".deleting-") for name in names)
+    assert "smollm2" not in {entry.model for entry in cache.entries()}
+    # The next prune removes the leftover once it is old enough to belong to no running write.
+    doomed = next(path for path in (filled / "embeddings").iterdir() if ".deleting-" in path.name)
+    old = time.time() - 2 * cache.LEFTOVER_AGE_SECONDS
+    for path in [doomed, *doomed.rglob("*")]:
+        os.utime(path, (old, old))
+    cache.prune(older_than_days=1000)
+    assert not doomed.exists()
+
+
+def test_reading_an_entry_marks_it_used(cache_dir):
+    from isolib.embed import embed
+
+    first = embed("minilm", ["A cat sat."], layers=[-1])
+    meta = first.path / "meta.json"
+    os.utime(meta, (0, 0))
+    embed("minilm", ["A cat sat."], layers=[-1])
+    assert meta.stat().st_mtime > time.time() - 60
