@@ -59,6 +59,7 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+from filelock import FileLock
 
 from isolib._progress import show_progress
 from isolib.errors import ModelError
@@ -346,11 +347,16 @@ def embed(
     root = cache_root() / "embeddings"
     final = root / key
     if not (final / "meta.json").exists():
-        loaded = model if isinstance(model, LoadedModel) else load_model(model, device=device, progress=progress)
-        _extract(loaded, texts, final, layers=layers, batch_size=batch_size,
-                 max_length=min(max_length, loaded.max_tokens),
-                 dtype=dtype, device=device, shard_size=shard_size, progress=show_progress(progress),
-                 start_token=start_token)
+        root.mkdir(parents=True, exist_ok=True)
+        # Two processes asking for the same extraction (make -j2, two notebooks): one computes, the other
+        # waits here and then reads what the first wrote.
+        with FileLock(root / f"{key}.lock"):
+            if not (final / "meta.json").exists():
+                loaded = model if isinstance(model, LoadedModel) else load_model(model, device=device,
+                                                                                 progress=progress)
+                _extract(loaded, texts, final, layers=layers, batch_size=batch_size,
+                         max_length=min(max_length, loaded.max_tokens), dtype=dtype, device=device,
+                         shard_size=shard_size, progress=show_progress(progress), start_token=start_token)
     else:
         try:
             os.utime(final / "meta.json")  # marks the entry used, for `python -m isolib cache list` and prune

@@ -195,7 +195,7 @@ def test_a_killed_run_leaves_nothing_trusted_and_the_rerun_resumes(point, minilm
     child = subprocess.run([sys.executable, "-c", script, point], env={**os.environ}, capture_output=True)
     assert child.returncode == -signal.SIGKILL, child.stderr.decode()
     # Only a folder named exactly by its key is ever read; temporary and partial ones are not.
-    entries = [e.name for e in (cache_dir / "embeddings").iterdir()]
+    entries = [e.name for e in (cache_dir / "embeddings").iterdir() if e.is_dir()]  # lock files aside
     assert entries and all(".tmp-" in name or name.endswith(".partial") for name in entries), entries
 
     computed = []
@@ -204,13 +204,41 @@ def test_a_killed_run_leaves_nothing_trusted_and_the_rerun_resumes(point, minilm
                         lambda *a, **k: computed.append(1) or real_shard(*a, **k))
     resumed = embed(minilm, SENTENCES, layers=[0, -1], shard_size=1)
     assert len(computed) == (len(SENTENCES) - 1 if point == "shard" else 0)
-    assert [p.name for p in (cache_dir / "embeddings").iterdir()] == [resumed.path.name]
+    assert [p.name for p in (cache_dir / "embeddings").iterdir() if p.is_dir()] == [resumed.path.name]
 
     monkeypatch.setenv("ISOLIB_CACHE_DIR", str(cache_dir.parent / "clean"))
     clean = embed(minilm, SENTENCES, layers=[0, -1], shard_size=1)
     assert resumed.tokens.equals(clean.tokens)
     # Shards computed in another process may differ in the last float bits (thread scheduling).
     np.testing.assert_allclose(resumed.layer(-1), clean.layer(-1), rtol=1e-5, atol=1e-5)
+
+
+CONCURRENT_RUN = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from isolib import embed as module
+
+    computed = []
+    real = module._extract_shard
+    module._extract_shard = lambda *a, **k: computed.append(1) or real(*a, **k)
+    texts = [f"sentence number {i} is about a cat on a mat" for i in range(240)]
+    result = module.embed("minilm", texts, layers=[-1], shard_size=40)
+    np.save(sys.argv[1], np.asarray(result.layer(-1)))
+    print(len(computed), result.path.name)
+""")
+
+
+def test_two_processes_asking_for_the_same_embeddings_compute_them_once(cache_dir, tmp_path):
+    runs = [subprocess.Popen([sys.executable, "-c", CONCURRENT_RUN, str(tmp_path / f"run{i}.npy")],
+                             env={**os.environ}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for i in range(2)]
+    outputs = [run.communicate(timeout=600) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [err for _, err in outputs]
+    counts, keys = zip(*(out.split() for out, _ in outputs))
+    assert sorted(map(int, counts)) == [0, 6], "one process computes the six shards, the other waits and reads them"
+    folders = [path.name for path in (cache_dir / "embeddings").iterdir() if path.is_dir()]
+    assert folders == [keys[0]] == [keys[1]], "exactly one valid entry, no partial or temporary folder left"
+    np.testing.assert_array_equal(np.load(tmp_path / "run0.npy"), np.load(tmp_path / "run1.npy"))
 
 
 @pytest.mark.parametrize("text, expected", [
