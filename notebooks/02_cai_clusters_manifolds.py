@@ -89,7 +89,7 @@ import pandas as pd
 
 from isolib.datasets import load_corpus
 from isolib.embed import embed_views, first_position_norm_ratio, split_view
-from isolib.findings import STATUSES, findings_table, write_results
+from isolib.findings import STATUSES, findings_table, verdicts, write_results
 from isolib.models import load_model, load_static
 from isolib.plotting import plot_per_layer, plot_points, save_figure, save_table, set_style, show_table
 from isolib.runner import check_output_dir, peak_memory_gib
@@ -97,6 +97,7 @@ from isolib.studies.cai_clusters_manifolds import (
     CITATION,
     assess_findings,
     geometry_by_layer,
+    layer_findings,
     layer_name,
     lid_against_n,
     middle_layer,
@@ -202,10 +203,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for (model, corpus), group in per_layer.groupby(["model", "corpus"], sort=False):
-    upper = group[group.layer > 0]
-    print(f"This run, {model}, {corpus}: S_inter {upper.s_inter.min():.2f}-{upper.s_inter.max():.2f}, "
-          f"S_intra {upper.s_intra.min():.2f}-{upper.s_intra.max():.2f} over L1-L{upper.layer.max()}")
+print(verdicts(layer_findings(per_layer), ["Anisotropy in every layer"]))
 
 # %% [markdown]
 # ## Figure — isolated clusters
@@ -273,13 +271,7 @@ plt.show()
 # once each cluster's mean is subtracted (S_inter ≈ 0).
 
 # %%
-for (model, corpus), group in per_layer.groupby(["model", "corpus"], sort=False):
-    upper = group[group.layer > 0]
-    print(f"This run, {model}, {corpus}: k per layer {upper.n_clusters.tolist()}; S_inter "
-          f"{upper.s_inter.min():.2f}-{upper.s_inter.max():.2f} before, {upper.s_inter_clusters.min():.3f}-"
-          f"{upper.s_inter_clusters.max():.3f} inside clusters (weighted {upper.s_inter_clusters_weighted.min():.3f}-"
-          f"{upper.s_inter_clusters_weighted.max():.3f}), {upper.s_inter_centred.min():.3f}-"
-          f"{upper.s_inter_centred.max():.3f} after global centring")
+print(verdicts(layer_findings(per_layer), ["The space is dominated", "Inside clusters"]))
 
 # %% [markdown]
 # ## Figure — the Swiss roll: layer 3 (the paper's layer 2) coloured by token frequency
@@ -414,9 +406,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for row in table3.itertuples():
-    print(f"This run: {row.model}, {row.corpus}: n = {row.n}, cosine LID {row.lid_cosine:.1f} "
-          f"(squared distances as the authors: {row.lid_cosine_squared:.1f})")
+print(verdicts(assess_findings(per_layer, table3, lid_curve), ["Contextual spaces", "Beyond the paper", "Table 3"]))
 
 # %% [markdown]
 # ## Stability — the same measures on a smaller budget

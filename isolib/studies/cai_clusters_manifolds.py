@@ -91,6 +91,7 @@ __all__ = [
     "pca_view",
     "counterpart",
     "models_run",
+    "layer_findings",
     "assess_findings",
 ]
 
@@ -617,6 +618,19 @@ def _table3_findings(table3: pd.DataFrame, tolerance: float) -> list[Finding]:
     return findings
 
 
+def layer_findings(per_layer: pd.DataFrame, table3: pd.DataFrame | None = None) -> list[Finding]:
+    """The per-layer claims for every model (view) and corpus: anisotropy, isolated clusters, isotropy inside them,
+    and a lower LID than the static vectors (not comparable without ``table3``, which holds the static LID).
+
+    The verdicts the notebook prints under each figure; :func:`assess_findings` includes them all.
+    """
+    findings = []
+    for (model, corpus), table in per_layer.groupby(["model", "corpus"], sort=False):
+        static_lid = np.nan if table3 is None else _static_at(table3, int(table.n_tokens.iloc[0]))
+        findings += _model_findings(f"{model}, {corpus}", table.sort_values("layer"), static_lid)
+    return findings
+
+
 def assess_findings(per_layer: pd.DataFrame, table3: pd.DataFrame, lid_curve: pd.DataFrame, *,
                     swiss_roll: dict[str, str] | None = None, tolerance: float = 1.0) -> list[Finding]:
     """Decide, claim by claim, whether this run reproduces Cai et al. (2021).
@@ -640,10 +654,7 @@ def assess_findings(per_layer: pd.DataFrame, table3: pd.DataFrame, lid_curve: pd
     -------
     list of Finding
     """
-    findings = []
-    for (model, corpus), table in per_layer.groupby(["model", "corpus"], sort=False):
-        static_lid = _static_at(table3, int(table.n_tokens.iloc[0]))
-        findings += _model_findings(f"{model}, {corpus}", table.sort_values("layer"), static_lid)
+    findings = layer_findings(per_layer, table3)
     for model in pd.unique(lid_curve.model[lid_curve.model != "static"]):
         findings.append(_lid_at_every_n(model, lid_curve))
     for model, shown in (swiss_roll or {}).items():
