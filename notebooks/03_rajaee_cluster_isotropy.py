@@ -86,10 +86,10 @@ import seaborn as sns
 
 from isolib.datasets import load_texts
 from isolib.embed import embed_views
-from isolib.findings import STATUSES, findings_table, write_results
+from isolib.findings import STATUSES, findings_table, verdicts, write_results
 from isolib.metrics import isoscore, partition_isotropy
 from isolib.models import load_model
-from isolib.plotting import save_figure, save_table, set_style
+from isolib.plotting import save_figure, save_table, set_style, show_table
 from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.rajaee_cluster_isotropy import (
     CITATION,
@@ -97,7 +97,6 @@ from isolib.studies.rajaee_cluster_isotropy import (
     DECODER,
     ENCODER,
     METHODS,
-    PROPOSED,
     BatchMethod,
     assess_findings,
     cls_geometry,
@@ -187,12 +186,8 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for (label, dataset), group in sts_summary.groupby(["model", "dataset"], sort=False):
-    rows = group.set_index("method")
-    print(f"This run, {label}, {DATASETS[dataset][2]}: Spearman {rows.spearman['pre-trained']:.1f} pre-trained, "
-          f"{rows.spearman[PROPOSED]:.1f} ± {rows.spearman_std[PROPOSED]:.1f} with the method (best row: "
-          f"{rows.spearman.idxmax()}); I(W) of the tokens {rows.iw_tokens['pre-trained']:.2g} -> "
-          f"{rows.iw_tokens[PROPOSED]:.2f}")
+print(verdicts(assess_findings(sts_summary), ["The proposed method", "The method makes", "Spearman of BERT"]))
+
 
 # %% [markdown]
 # ## I(W) depends on the scale of the vectors
@@ -274,10 +269,7 @@ sst2.round(4)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for label, rows in sst2.groupby("model", sort=False):
-    rows = rows.set_index("method")
-    print(f"This run, {label}: SST-2 dev accuracy {100 * rows.accuracy['pre-trained']:.1f} pre-trained, "
-          f"{100 * rows.accuracy[PROPOSED]:.1f} ± {100 * rows.accuracy_std[PROPOSED]:.1f} with the method")
+print(verdicts(assess_findings(sts_summary, sst2), ["SST-2"]))
 
 # %% [markdown]
 # ## Fine-tuning on RTE and WiC — the [CLS] finding
@@ -344,6 +336,8 @@ if finetune_tasks:
     fig.suptitle(f"[CLS] vectors of the dev pairs, per layer ({finetune_model})")
     save_figure(fig, output_dir, "fig_cls")
     plt.show()
+    print(verdicts(assess_findings(sts_summary, sst2, finetuned, cls_table),
+                   ["Fine-tuned", *(f"{task.upper()}:" for task in finetune_tasks)]))
 
 # %% [markdown]
 # ## Results against the slides
@@ -377,7 +371,42 @@ statuses = pd.Series([finding.status for finding in findings]).value_counts()
 print(", ".join(f"{statuses.get(status, 0)} {status}" for status in STATUSES))
 
 # %%
-findings_table(findings).drop(columns="rule")
+show_table(findings_table(findings).drop(columns="rule"))
 
 # %%
 print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
+
+# %% [markdown]
+# ## Exercises
+#
+# For a class: answer each question in the cell marked `# YOUR CODE HERE`, using the tables this
+# notebook has built. The solution follows in a hidden cell (click the dots to open it); `make student
+# NB=03_rajaee_cluster_isotropy` writes a copy without the solutions to `build/student/` (see `TEACHING.md`).
+
+# %% [markdown]
+# **Exercise 1.** Which processing helps most? For each model and dataset, find the method with the highest mean
+# Spearman in `sts_summary` and its gain over the pre-trained row.
+
+# %% tags=["exercise"]
+# YOUR CODE HERE
+
+# %% jupyter={"source_hidden": true} tags=["solution"]
+# NBVAL_CHECK_OUTPUT
+best = sts_summary.loc[sts_summary.groupby(["model", "dataset"], sort=False).spearman.idxmax()]
+pretrained = sts_summary[sts_summary.method == "pre-trained"].set_index(["model", "dataset"]).spearman
+best.assign(gain=best.spearman.to_numpy() - pretrained.loc[list(zip(best.model, best.dataset))].to_numpy())[
+    ["model", "dataset", "method", "spearman", "gain"]].round(2)
+
+# %% [markdown]
+# **Exercise 2.** I(W) punishes a common mean, IsoScore does not. Take 2,000 standard normal points in 384
+# dimensions (seeded with `random_state`), then the same points shifted by 1 in every coordinate, then
+# those centred again, and compute both scores for each.
+
+# %% tags=["exercise"]
+# YOUR CODE HERE
+
+# %% jupyter={"source_hidden": true} tags=["solution"]
+# NBVAL_CHECK_OUTPUT
+points = np.random.default_rng(random_state).standard_normal((2000, 384))
+for name, cloud in [("centred", points), ("shifted by 1", points + 1), ("shifted, centred again", points - points.mean(0))]:
+    print(f"{name:>22}: I(W) {partition_isotropy(cloud):.3f}, IsoScore {isoscore(cloud):.3f}")
