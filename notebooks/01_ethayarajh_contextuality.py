@@ -189,6 +189,8 @@ per_word = pd.concat(per_word_tables, ignore_index=True)
 views = per_layer.model.map(split_view)
 plotted = per_layer.assign(model=views.str[0], view=views.str[1])
 save_table(per_layer, output_dir, "per_layer")
+# Judged once here; the per-figure verdicts below pick their claims from it.
+layer_verdicts = assess_findings(per_layer, per_word, n_lowest=n_lowest)
 per_layer.drop(columns=["n_layers", "n_words", "n_occurrences"]).round(3)
 
 
@@ -209,7 +211,7 @@ plt.show()
 # NBVAL_CHECK_OUTPUT
 print(f"This run: average cosine between random words at the first, middle and last layer: "
       f"{describe_layers(per_layer, 'baseline_cosine')}.")
-print(verdicts(assess_findings(per_layer, per_word, n_lowest=n_lowest),
+print(verdicts(layer_verdicts,
                ["Anisotropy", "average cosine between random words"]))
 
 # %% [markdown]
@@ -229,7 +231,7 @@ plt.show()
 print(f"This run: adjusted self-similarity at the first, middle and last layer: "
       f"{describe_layers(per_layer, 'self_similarity_adjusted')} "
       f"(raw: {describe_layers(per_layer, 'self_similarity')}).")
-print(verdicts(assess_findings(per_layer, per_word, n_lowest=n_lowest),
+print(verdicts(layer_verdicts,
                ["Self-similarity falls", "mean raw self-similarity", "Slides: self- and intra"]))
 
 # %% [markdown]
@@ -254,7 +256,7 @@ plt.show()
 # %%
 print(f"This run: adjusted intra-sentence similarity at the first, middle and last layer: "
       f"{describe_layers(per_layer, 'intra_similarity_adjusted')}.")
-print(verdicts(assess_findings(per_layer, per_word, n_lowest=n_lowest),
+print(verdicts(layer_verdicts,
                ["BERT: same-sentence", "GPT-2: same-sentence", "ELMo: same-sentence", "mean raw intra-sentence"]))
 
 # %% [markdown]
@@ -297,7 +299,7 @@ print(f"This run: mean adjusted MEV (uncentred) at the first, middle and last la
       f"{describe_layers(per_layer, 'mev_adjusted')}; centred: {describe_layers(per_layer, 'mev_centred_adjusted')}; "
       f"the authors' estimator: {describe_layers(per_layer, 'mev_authors_adjusted')}; share of words below the "
       f"baseline: {describe_layers(per_layer, 'mev_below_baseline')}.")
-print(verdicts(assess_findings(per_layer, per_word, n_lowest=n_lowest),
+print(verdicts(layer_verdicts,
                ["Less than 5%", "Many words have a raw MEV", "BERT: raw MEV", "GPT-2: raw MEV"]))
 
 # %% [markdown]
@@ -320,7 +322,7 @@ print("This run: share of stopwords among the "
       f"{n_lowest} words of lowest self-similarity (median over non-input layers): "
       + "; ".join(f"{name} {group.stopword_share.median():.1f}" for name, group in upper.groupby("model", sort=False))
       + ".")
-print(verdicts(assess_findings(per_layer, per_word, n_lowest=n_lowest), ["Stopwords have the lowest"]))
+print(verdicts(layer_verdicts, ["Stopwords have the lowest"]))
 
 # %% [markdown]
 # ## Figure — MEV of single words across layers (slides)
