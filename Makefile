@@ -79,6 +79,7 @@ bench: $(INSTALLED)
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_embed.py
 	$(PY) benchmarks/bench_probe.py
+	$(PY) benchmarks/bench_sts_rows.py
 
 data: $(INSTALLED)
 	$(PY) -m isolib data fetch all

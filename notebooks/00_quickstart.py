@@ -42,14 +42,13 @@ device: str = "cpu"  # torch device: cpu or cuda
 random_state: int = 0  # seed of the sentence sample and of the token sample
 
 # %%
-import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
 
 from isolib.datasets import sample_sentences, sts_sentences
 from isolib.embed import embed
-from isolib.metrics import anisotropy_baseline
 from isolib.plotting import describe_layers, plot_per_layer, save_figure, save_table, set_style
+from isolib.studies.ethayarajh_contextuality import anisotropy_by_layer
 
 set_style()
 
@@ -81,20 +80,8 @@ for name, result in embeddings.items():
 # ## Average cosine between random tokens, per layer
 
 # %%
-rows = []
-for name, result in embeddings.items():
-    content = (~result.tokens.is_special).to_numpy()
-    sentence_ids = result.tokens.sentence_id.to_numpy()[content]
-    for layer in result.layers:
-        vectors = np.asarray(result.layer(layer)[content], dtype=np.float64)
-        rows.append({
-            "model": name,
-            "layer": layer,
-            "average_cosine": anisotropy_baseline(vectors, sentence_ids, n_samples=n_tokens,
-                                                  random_state=random_state),
-            "mean_norm": float(np.linalg.norm(vectors, axis=1).mean()),
-        })
-per_layer = pd.DataFrame(rows)
+per_layer = pd.concat([anisotropy_by_layer(result, n_samples=n_tokens, random_state=random_state)
+                       for result in embeddings.values()], ignore_index=True)
 save_table(per_layer, output_dir, "anisotropy_per_layer")
 
 fig, ax = plt.subplots(figsize=(6.5, 3.8))

@@ -58,6 +58,7 @@ models: list = ["minilm"]  # offline short names such as minilm or mpnet or smol
 datasets: list = ["stsb-dev"]  # among sts12 sts13 sts14 sts15 sts16 stsb-dev stsb-test sick-test
 seeds: list = [0, 1]  # seeds of every clustering; stochastic rows are averaged over them
 n_init: int = 1  # restarts of each clustering; the authors' kmeans2 used one
+n_jobs: int = -1  # worker processes for the clustering rows and the grid; -1 uses every core, 1 runs in the kernel
 decoder_views: list = ["drop"]  # views of a decoder's first position besides the paper's keep: drop or start_token
 sweep_dataset: str = "stsb-dev"  # dataset of the k and n_pc grid for the first model
 sweep_clusters: list = [9, 27]  # numbers of clusters k of the grid
@@ -105,6 +106,7 @@ from isolib.studies.rajaee_cluster_isotropy import (
     method_summary,
     models_run,
     probe_with_method,
+    scale_dependence,
     sentence_pairs,
     sweep,
     transform_tokens,
@@ -150,7 +152,8 @@ for (label, dataset), (vectors, ids) in tokens.items():
 # %%
 results = []
 for (label, dataset), (vectors, ids) in tokens.items():
-    rows = evaluate_methods(vectors, ids, pairs[dataset], settings[label], seeds=seeds, n_init=n_init)
+    rows = evaluate_methods(vectors, ids, pairs[dataset], settings[label], seeds=seeds, n_init=n_init,
+                            n_jobs=n_jobs)
     results.append(rows.assign(model=label, dataset=dataset))
 per_seed = pd.concat(results, ignore_index=True)
 sts_summary = method_summary(per_seed, by=["model", "dataset", "method"])
@@ -201,13 +204,15 @@ draw = np.random.default_rng(random_state)
 cloud = draw.standard_normal((5000, 384)) * 0.05
 first_tokens = tokens[labels[0], datasets[0]][0]
 centred_sample = transform_tokens(first_tokens, "Mean", settings[labels[0]])[draw.choice(len(first_tokens), 5000, replace=False)]
-iw_scale = pd.DataFrame([
-    {"vectors": name, "scale": scale, "iw": partition_isotropy(scale * points), "isoscore": isoscore(scale * points)}
-    for name, points in [("isotropic Gaussian (sd 0.05)", cloud),
-                         (f"{labels[0]} tokens, centred (5,000 of {DATASETS[datasets[0]][2]})", centred_sample)]
-    for scale in (1, 3, 10)])
+iw_scale = scale_dependence({
+    "isotropic Gaussian (sd 0.05)": cloud,
+    f"{labels[0]} tokens, centred (5,000 of {DATASETS[datasets[0]][2]})": centred_sample})
 save_table(iw_scale, output_dir, "iw_scale")
-iw_scale.round(4)
+show_table(iw_scale.assign(log10_iw=np.log10(iw_scale.iw)))  # I(W) spans 40 orders of magnitude
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(verdicts(assess_findings(sts_summary, scale=iw_scale), ["Beyond the slides: I(W)"]))
 
 # %% [markdown]
 # ## Beyond the slides — is the gain robust in k and n_pc?
@@ -218,7 +223,7 @@ iw_scale.round(4)
 # %%
 sweep_label, sweep_on = labels[0], sweep_dataset if sweep_dataset in datasets else datasets[0]
 grid = sweep(*tokens[sweep_label, sweep_on], pairs[sweep_on], sweep_clusters, sweep_pcs, seeds=sweep_seeds,
-             n_init=n_init)
+             n_init=n_init, n_jobs=n_jobs).assign(model=sweep_label, dataset=sweep_on)
 save_table(grid, output_dir, "sweep")
 fig, ax = plt.subplots(figsize=(5.5, 4))
 sns.heatmap(grid.pivot(index="n_clusters", columns="n_pc", values="spearman"), annot=True, fmt=".1f", cmap="viridis",
@@ -229,8 +234,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(f"This run: Spearman over the grid {grid.spearman.min():.1f}-{grid.spearman.max():.1f} "
-      f"(best k = {grid.loc[grid.spearman.idxmax(), 'n_clusters']}, n_pc = {grid.loc[grid.spearman.idxmax(), 'n_pc']})")
+print(verdicts(assess_findings(sts_summary, grid=grid), ["Beyond the slides: the method"]))
 
 # %% [markdown]
 # ## SST-2 — a linear probe with and without the method
@@ -349,7 +353,7 @@ if finetune_tasks:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-findings = assess_findings(sts_summary, sst2, finetuned, cls_table)
+findings = assess_findings(sts_summary, sst2, finetuned, cls_table, grid=grid, scale=iw_scale)
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
 notes = [

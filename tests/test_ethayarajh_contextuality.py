@@ -1,6 +1,7 @@
 """Tests of isolib.studies.ethayarajh_contextuality: occurrences, per-layer measures, PC static vectors, findings."""
 
 import os
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -10,6 +11,7 @@ import scipy.linalg
 from isolib import datasets
 from isolib.studies import ethayarajh_contextuality as contextuality
 from isolib.studies.ethayarajh_contextuality import (
+    anisotropy_by_layer,
     assess_findings,
     corpus_sentences,
     first_principal_direction,
@@ -189,6 +191,21 @@ def test_context_specific_words_have_low_self_similarity_and_mev():
 
 
 # --------------------------------------------------------------------------- PC static embeddings
+
+
+def test_anisotropy_by_layer_reads_content_tokens_of_every_layer():
+    tokens = make_tokens([["a", "b", "c"]] * 40)
+    content = ~tokens.is_special.to_numpy()
+    common = np.r_[3.0, 4.0, np.zeros(62)]
+    same_direction = np.where(content[:, None], common, -common)  # specials point the other way
+    scattered = np.random.default_rng(0).normal(size=(len(tokens), 64))
+    layers = {0: same_direction, 1: scattered}
+    embeddings = SimpleNamespace(model="stub", layers=(0, 1), tokens=tokens, layer=layers.__getitem__)
+    table = anisotropy_by_layer(embeddings, n_samples=50, random_state=0)
+    assert table[["model", "layer"]].values.tolist() == [["stub", 0], ["stub", 1]]
+    assert table.average_cosine[0] == pytest.approx(1.0)  # the specials, if counted, would pull it below
+    assert abs(table.average_cosine[1]) < 0.05
+    assert table.mean_norm[0] == pytest.approx(5.0)
 
 
 @pytest.mark.parametrize("n_samples", [40, 400])  # fewer and more occurrences than dimensions

@@ -22,6 +22,7 @@ from isolib.studies.rajaee_cluster_isotropy import (
     isotropise_batch,
     method_summary,
     probe_with_method,
+    scale_dependence,
     sentence_pairs,
     sweep,
     transform_tokens,
@@ -109,6 +110,19 @@ def test_sweep_covers_the_grid():
     assert grid.spearman.iloc[0] == pytest.approx(plain)  # k = 1 and no direction: plain centring
 
 
+def test_worker_processes_give_the_rows_of_one_process():
+    X = shifted_mixture(n=200)
+    ids = np.repeat(np.arange(100), 4)
+    pairs = PairedSentences([str(i) for i in range(100)], np.arange(0, 100, 2), np.arange(1, 100, 2),
+                            np.random.default_rng(1).uniform(0, 5, 50))
+    options = dict(seeds=[0, 1], methods=["Mean", PROPOSED, "GMM + Mean + PCA"])
+    serial = evaluate_methods(X, ids, pairs, Settings(2, 1, 1), **options)
+    parallel = evaluate_methods(X, ids, pairs, Settings(2, 1, 1), n_jobs=2, **options)
+    pd.testing.assert_frame_equal(serial, parallel, rtol=1e-9)
+    pd.testing.assert_frame_equal(sweep(X, ids, pairs, [1, 2], [0, 1], seeds=[0, 1]),
+                                  sweep(X, ids, pairs, [1, 2], [0, 1], seeds=[0, 1], n_jobs=2), rtol=1e-9)
+
+
 def test_the_sst2_probe_never_fits_the_method_on_dev_tokens(monkeypatch):
     generator = np.random.default_rng(0)
     labels = np.repeat([0, 1], 40)
@@ -124,6 +138,27 @@ def test_the_sst2_probe_never_fits_the_method_on_dev_tokens(monkeypatch):
     assert runs.method.tolist() == ["pre-trained", PROPOSED, PROPOSED]
     assert len(fitted) == 2 and all(np.array_equal(X, train_tokens) for X in fitted)
     assert runs.accuracy.between(0, 1).all()
+
+
+def test_sweep_and_scale_findings_follow_their_rules():
+    summary = _summary("minilm", "stsb-dev", [85, 84, 83, 84, 83, 84.5], [1e-3, 0.1, 0.2, 0.3, 0.4, 0.5])
+    grid = pd.DataFrame({"n_clusters": [1, 9, 9, 27, 27], "n_pc": [0, 0, 12, 0, 12],
+                         "spearman": [84.0, 84.2, 84.6, 84.3, 84.9], "model": "minilm", "dataset": "stsb-dev"})
+    assert assess_findings(summary, grid=grid)[-2].status == "reproduced"  # every k > 1, n_pc > 0 point above 84
+    grid.loc[2, "spearman"] = 83.5
+    (sweep_finding,) = [f for f in assess_findings(summary, grid=grid) if f.finding.startswith("Beyond the slides")]
+    assert sweep_finding.status == "not reproduced" and "best k = 27, n_pc = 12 (84.9)" in sweep_finding.ours
+    no_nulling = grid[grid.n_pc == 0]
+    assert assess_findings(summary, grid=no_nulling)[-2].status == "not comparable"
+
+    cloud = np.random.default_rng(0).normal(scale=0.05, size=(2000, 32))
+    scale = scale_dependence({"gaussian": cloud}, scales=(1, 3))
+    assert scale.iw.iloc[0] != scale.iw.iloc[1]
+    assert scale.isoscore.iloc[0] == pytest.approx(scale.isoscore.iloc[1], abs=1e-9)
+    (scale_finding,) = [f for f in assess_findings(summary, scale=scale) if "scale" in f.finding]
+    assert scale_finding.status == "reproduced"
+    same = scale_dependence({"gaussian": cloud}, scales=(1, 1))
+    assert [f for f in assess_findings(summary, scale=same) if "scale" in f.finding][0].status == "not reproduced"
 
 
 def _summary(model, dataset, spearman, iw):

@@ -113,14 +113,16 @@ def partition_isotropy(X) -> float:
     if not points.any():
         raise ValueError("X is all zeros, so I(W) is undefined.")
     _, eigenvectors = eigh(_scatter_matrix(points), vectors=True)
-    directions = np.hstack([eigenvectors, -eigenvectors])
 
     # Streaming log-sum-exp over row chunks: keep the running maximum and the sum
-    # of exp(projection - maximum) per direction.
-    running_max = np.full(directions.shape[1], -np.inf)
-    scaled_sum = np.zeros(directions.shape[1])
-    for rows in _row_chunks(len(points), directions.shape[1]):
-        projections = points[rows].astype(np.float64) @ directions
+    # of exp(projection - maximum) per direction. F(-u) uses the same projections
+    # negated, so each chunk is multiplied by the eigenvectors once.
+    n_directions = 2 * eigenvectors.shape[1]
+    running_max = np.full(n_directions, -np.inf)
+    scaled_sum = np.zeros(n_directions)
+    for rows in _row_chunks(len(points), n_directions):
+        projections = points[rows].astype(np.float64) @ eigenvectors
+        projections = np.hstack([projections, -projections])
         chunk_max = projections.max(axis=0)
         new_max = np.maximum(running_max, chunk_max)
         scaled_sum = scaled_sum * np.exp(running_max - new_max) + np.exp(projections - new_max).sum(axis=0)

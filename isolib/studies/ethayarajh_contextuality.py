@@ -98,6 +98,7 @@ __all__ = [
     "LayerStatistics",
     "layer_statistics",
     "contextuality_by_layer",
+    "anisotropy_by_layer",
     "lowest_self_similarity",
     "first_principal_direction",
     "pc_static_vectors",
@@ -433,6 +434,37 @@ def contextuality_by_layer(embeddings, index: OccurrenceIndex, *, n_samples: int
         words.append(result.per_word.reset_index().assign(model=embeddings.model, layer=layer))
     per_word = pd.concat(words, ignore_index=True)
     return pd.DataFrame(rows), per_word[["model", "layer", *result.per_word.reset_index().columns]]
+
+
+def anisotropy_by_layer(embeddings, *, n_samples: int = 1000, random_state: int = 0) -> pd.DataFrame:
+    """The anisotropy baseline of every stored layer, over the non-special tokens (no word index needed).
+
+    The quick look of notebook 00: :func:`isolib.metrics.anisotropy_baseline` (mean cosine between
+    ``n_samples`` random tokens from different sentences) and the mean token norm, per layer.
+    :func:`layer_statistics` computes the same baseline over the occurrences of its word index.
+
+    Parameters
+    ----------
+    embeddings : isolib.embed.Embeddings
+    n_samples : int
+        Tokens drawn per layer; with the same ``random_state`` every layer draws the same tokens.
+    random_state : int
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per layer: ``model``, ``layer``, ``average_cosine``, ``mean_norm``.
+    """
+    content = (~embeddings.tokens.is_special).to_numpy()
+    sentence_ids = embeddings.tokens.sentence_id.to_numpy()[content]
+    rows = []
+    for layer in embeddings.layers:
+        vectors = np.asarray(embeddings.layer(layer)[content], dtype=np.float64)
+        rows.append({"model": embeddings.model, "layer": layer,
+                     "average_cosine": anisotropy_baseline(vectors, sentence_ids, n_samples=n_samples,
+                                                           random_state=random_state),
+                     "mean_norm": float(np.linalg.norm(vectors, axis=1).mean())})
+    return pd.DataFrame(rows)
 
 
 def lowest_self_similarity(per_word: pd.DataFrame, *, n_words: int = 10) -> pd.DataFrame:

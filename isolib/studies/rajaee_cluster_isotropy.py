@@ -10,6 +10,7 @@ comparison table on :mod:`isolib.transforms`, :mod:`isolib.evaluation` and :mod:
 * :func:`evaluate_methods` -- every method (stochastic ones over several seeds): Pearson and Spearman
   x 100, and I(W) and IsoScore of the token and of the sentence vectors;
 * :func:`sweep` -- Spearman over a grid of (k, n_pc), to see whether the gain is robust or tuned;
+* :func:`scale_dependence` -- I(W) and IsoScore of the same clouds at several scales;
 * :func:`probe_accuracy` -- a logistic-regression probe on sentence vectors (the SST-2 protocol);
 * :func:`finetune` -- fine-tuning on RTE or WiC with the method on each batch's [CLS] vectors or without
   (:func:`isotropise_batch`), and :func:`cls_geometry` -- I(W), IsoScore and the mean of [CLS] per layer;
@@ -34,6 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
 from sklearn.linear_model import LogisticRegression
 
 from isolib import datasets
@@ -74,6 +76,7 @@ __all__ = [
     "evaluate_methods",
     "method_summary",
     "sweep",
+    "scale_dependence",
     "probe_accuracy",
     "probe_with_method",
     "BatchMethod",
@@ -196,8 +199,14 @@ def _scores(tokens: np.ndarray, sentence_ids: np.ndarray, pairs: PairedSentences
             "isoscore_tokens": isoscore(tokens), "isoscore_sentences": isoscore(sentences)}
 
 
+def _method_row(points: np.ndarray, sentence_ids: np.ndarray, pairs: PairedSentences, settings: Settings, method: str,
+                seed: int | None, n_init: int) -> dict:
+    processed = transform_tokens(points, method, settings, n_init=n_init, random_state=seed)
+    return {"method": method, "seed": np.nan if seed is None else seed, **_scores(processed, sentence_ids, pairs)}
+
+
 def evaluate_methods(tokens, sentence_ids, pairs: PairedSentences, settings: Settings, *, seeds: Sequence[int] = (0,),
-                     methods: Sequence[str] = METHODS, n_init: int = 1) -> pd.DataFrame:
+                     methods: Sequence[str] = METHODS, n_init: int = 1, n_jobs: int | None = None) -> pd.DataFrame:
     """Every method on one dataset: STS correlations and isotropy, stochastic methods once per seed.
 
     Parameters
@@ -214,6 +223,9 @@ def evaluate_methods(tokens, sentence_ids, pairs: PairedSentences, settings: Set
         Among :data:`METHODS`.
     n_init : int
         Restarts of each clustering (the authors' kmeans2: one initialisation).
+    n_jobs : int or None
+        Worker processes over the (method, seed) rows (joblib; None: one, -1: every core). Each row
+        is seeded, so the values do not depend on it (up to the rounding of threaded sums).
 
     Returns
     -------
@@ -223,12 +235,9 @@ def evaluate_methods(tokens, sentence_ids, pairs: PairedSentences, settings: Set
     """
     points = np.asarray(tokens, dtype=np.float32)
     ids = np.asarray(sentence_ids)
-    rows = []
-    for method in methods:
-        for seed in seeds if method in STOCHASTIC_METHODS else [None]:
-            processed = transform_tokens(points, method, settings, n_init=n_init, random_state=seed)
-            rows.append({"method": method, "seed": np.nan if seed is None else seed,
-                         **_scores(processed, ids, pairs)})
+    runs = [(method, seed) for method in methods for seed in (seeds if method in STOCHASTIC_METHODS else [None])]
+    rows = Parallel(n_jobs=n_jobs)(delayed(_method_row)(points, ids, pairs, settings, method, seed, n_init)
+                                   for method, seed in runs)
     return pd.DataFrame(rows)
 
 
@@ -240,9 +249,18 @@ def method_summary(results: pd.DataFrame, by: Sequence[str] = ("method",)) -> pd
     return summary.join(grouped.size().rename("n_seeds")).reset_index()
 
 
+def _sweep_spearman(points: np.ndarray, sentence_ids: np.ndarray, pairs: PairedSentences, settings: Settings,
+                    seed: int, n_init: int) -> float:
+    processed = transform_tokens(points, PROPOSED, settings, n_init=n_init, random_state=seed)
+    sentences = mean_pool(processed, sentence_ids, n_sentences=len(pairs.sentences))
+    return sts_correlation(sentences[pairs.first], sentences[pairs.second], pairs.gold).spearman
+
+
 def sweep(tokens, sentence_ids, pairs: PairedSentences, cluster_counts: Sequence[int], pc_counts: Sequence[int], *,
-          seeds: Sequence[int] = (0,), n_init: int = 1) -> pd.DataFrame:
+          seeds: Sequence[int] = (0,), n_init: int = 1, n_jobs: int | None = None) -> pd.DataFrame:
     """Spearman x 100 of the proposed method over a grid of k and n_pc (mean over ``seeds``).
+
+    ``n_jobs`` worker processes share the grid points and seeds, as in :func:`evaluate_methods`.
 
     Returns
     -------
@@ -250,17 +268,34 @@ def sweep(tokens, sentence_ids, pairs: PairedSentences, cluster_counts: Sequence
         ``n_clusters``, ``n_pc``, ``spearman`` (mean), ``spearman_std``.
     """
     points = np.asarray(tokens, dtype=np.float32)
-    rows = []
-    for n_clusters in cluster_counts:
-        for n_pc in pc_counts:
-            settings = Settings(n_clusters, n_pc, 0)
-            values = []
-            for seed in seeds:
-                processed = transform_tokens(points, PROPOSED, settings, n_init=n_init, random_state=seed)
-                sentences = mean_pool(processed, sentence_ids, n_sentences=len(pairs.sentences))
-                values.append(sts_correlation(sentences[pairs.first], sentences[pairs.second], pairs.gold).spearman)
-            rows.append((n_clusters, n_pc, np.mean(values), np.std(values, ddof=1) if len(values) > 1 else 0.0))
-    return pd.DataFrame(rows, columns=["n_clusters", "n_pc", "spearman", "spearman_std"])
+    ids = np.asarray(sentence_ids)
+    grid = [(n_clusters, n_pc) for n_clusters in cluster_counts for n_pc in pc_counts]
+    values = Parallel(n_jobs=n_jobs)(delayed(_sweep_spearman)(points, ids, pairs, Settings(n_clusters, n_pc, 0), seed,
+                                                               n_init)
+                                     for n_clusters, n_pc in grid for seed in seeds)
+    per_point = np.reshape(values, (len(grid), len(seeds)))
+    spread = per_point.std(axis=1, ddof=1) if len(seeds) > 1 else np.zeros(len(grid))
+    return pd.DataFrame([(k, n_pc, mean, std) for (k, n_pc), mean, std in zip(grid, per_point.mean(axis=1), spread)],
+                        columns=["n_clusters", "n_pc", "spearman", "spearman_std"])
+
+
+def scale_dependence(clouds: dict, scales: Sequence[float] = (1, 3, 10)) -> pd.DataFrame:
+    """I(W) and IsoScore of each cloud multiplied by each scale: the same geometry, a different I(W).
+
+    Parameters
+    ----------
+    clouds : dict of str to array_like of shape (n_samples, n_features)
+        Named point clouds.
+    scales : sequence of float
+
+    Returns
+    -------
+    pandas.DataFrame, one row per (cloud, scale)
+        ``vectors`` (the name), ``scale``, ``iw``, ``isoscore``.
+    """
+    return pd.DataFrame([{"vectors": name, "scale": scale, "iw": partition_isotropy(scale * np.asarray(points)),
+                          "isoscore": isoscore(scale * np.asarray(points))}
+                         for name, points in clouds.items() for scale in scales])
 
 
 def probe_accuracy(train_vectors, train_labels, test_vectors, test_labels, *, random_state=None) -> float:
@@ -560,6 +595,37 @@ def _best_method_finding(model: str, dataset: str, summary: pd.DataFrame) -> Fin
                    "reproduced if the proposed method's mean Spearman is above every other row's.")
 
 
+def _sweep_finding(grid: pd.DataFrame, sts_summary: pd.DataFrame) -> Finding:
+    model, dataset = grid.model.iloc[0], grid.dataset.iloc[0]
+    claim = "Beyond the slides: the method beats plain centring at every tried (k, n_pc)"
+    paper = "not in the slides, which give one setting per model"
+    centring = sts_summary[(sts_summary.model == model) & (sts_summary.dataset == dataset)
+                           & (sts_summary.method == "Mean")].spearman
+    clustered = grid[(grid.n_clusters > 1) & (grid.n_pc > 0)]
+    if centring.empty or clustered.empty:
+        return not_comparable(claim, paper, "the grid has no point with k > 1 and n_pc > 0, or the Mean row was not "
+                              "run on its dataset.", model=model)
+    best = grid.loc[grid.spearman.idxmax()]
+    ours = (f"{clustered.spearman.min():.1f}-{clustered.spearman.max():.1f} over {len(clustered)} settings "
+            f"({DATASETS[dataset][2]}), plain centring {centring.iloc[0]:.1f}; best k = {best.n_clusters:.0f}, "
+            f"n_pc = {best.n_pc:.0f} ({best.spearman:.1f})")
+    return declare(claim, paper, model, ours, threshold(clustered.spearman - centring.iloc[0], above=0),
+                   "reproduced if every grid point with k > 1 and n_pc > 0 has a mean Spearman above the Mean row's "
+                   "on the same dataset (a gain that does not hang on one tuned setting).")
+
+
+def _scale_finding(scale: pd.DataFrame) -> Finding:
+    by_cloud = scale.groupby("vectors", sort=False)
+    iw_change = by_cloud.iw.agg(lambda values: values.max() / values.min() - 1)
+    isoscore_change = by_cloud.isoscore.agg(lambda values: values.max() - values.min())
+    ours = "; ".join(f"{name}: I(W) {rows.iw.iloc[0]:.3g} -> {rows.iw.iloc[-1]:.3g} at x{rows.scale.iloc[-1]:g}, "
+                     f"IsoScore {rows.isoscore.iloc[0]:.3f} throughout" for name, rows in by_cloud)
+    return declare("Beyond the slides: I(W) depends on the scale of the vectors, IsoScore does not",
+                   "not in the slides; I(W) is not scale invariant by definition", "-", ours,
+                   all_of(threshold(iw_change, above=0.01), threshold(isoscore_change, below=1e-6)),
+                   "reproduced if scaling changes I(W) by more than 1% on every cloud and IsoScore by less than 1e-6.")
+
+
 def _finetune_findings(finetuned: pd.DataFrame, cls: pd.DataFrame) -> list[Finding]:
     """The fine-tuning claims per task: accuracy with and without the method, [CLS] zero-mean, [CLS] I(W)."""
     findings = []
@@ -599,7 +665,8 @@ def _finetune_findings(finetuned: pd.DataFrame, cls: pd.DataFrame) -> list[Findi
 
 
 def assess_findings(sts_summary: pd.DataFrame, sst2: pd.DataFrame | None = None,
-                    finetuned: pd.DataFrame | None = None, cls: pd.DataFrame | None = None) -> list[Finding]:
+                    finetuned: pd.DataFrame | None = None, cls: pd.DataFrame | None = None, *,
+                    grid: pd.DataFrame | None = None, scale: pd.DataFrame | None = None) -> list[Finding]:
     """Decide, claim by claim, whether this run reproduces the slides' table.
 
     Parameters
@@ -614,6 +681,10 @@ def assess_findings(sts_summary: pd.DataFrame, sst2: pd.DataFrame | None = None,
     cls : pandas.DataFrame, optional
         :func:`cls_geometry` rows with ``task`` and ``model`` (``pre-trained``, ``fine-tuned``,
         ``fine-tuned with the method``).
+    grid : pandas.DataFrame, optional
+        :func:`sweep` on one model and dataset, with columns ``model`` and ``dataset`` added.
+    scale : pandas.DataFrame, optional
+        :func:`scale_dependence`.
 
     Returns
     -------
@@ -624,6 +695,10 @@ def assess_findings(sts_summary: pd.DataFrame, sst2: pd.DataFrame | None = None,
         findings += _gain_finding(model, dataset, summary)
         findings.append(_isotropy_finding(model, dataset, summary))
         findings.append(_best_method_finding(model, dataset, summary))
+    if grid is not None:
+        findings.append(_sweep_finding(grid, sts_summary))
+    if scale is not None:
+        findings.append(_scale_finding(scale))
     if sst2 is not None:
         for model, rows in sst2.groupby("model", sort=False):
             rows = rows.set_index("method")
