@@ -18,7 +18,7 @@ DATA_READY := $(if $(filter $(CURDIR)/data/raw,$(ISOLIB_DATA_DIR)),data/raw/.ver
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 LIBRARY := $(wildcard isolib/*.py isolib/*/*.py) data/registry.yaml
 
-.PHONY: setup figures check-figures quick variant student test lab sync bench data clean
+.PHONY: setup figures check-figures quick variant student test lab sync bench bench-figures data clean
 .DELETE_ON_ERROR:
 
 setup: $(INSTALLED)
@@ -80,6 +80,11 @@ bench: $(INSTALLED)
 	$(PY) benchmarks/bench_embed.py
 	$(PY) benchmarks/bench_probe.py
 	$(PY) benchmarks/bench_sts_rows.py
+
+# Time, peak memory and cache of full runs, recorded per notebook in benchmarks/results/figures.*:
+# make bench-figures NB="00_quickstart 01_ethayarajh_contextuality" [CACHE=build/bench-cache]
+bench-figures: $(INSTALLED) $(DATA_READY)
+	$(PY) benchmarks/bench_figures.py $(if $(CACHE),--cache-dir $(CACHE)) $(if $(NB),$(NB),$(NOTEBOOKS))
 
 data: $(INSTALLED)
 	$(PY) -m isolib data fetch all

@@ -1,0 +1,32 @@
+"""The collection benchmark's report: per-notebook rows and a cache folder's totals only when complete."""
+
+import importlib.util
+
+from isolib.runner import notebook_names
+from isolib.models import REPO_ROOT
+
+
+def _bench_figures():
+    spec = importlib.util.spec_from_file_location("bench_figures", REPO_ROOT / "benchmarks" / "bench_figures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _record(notebook, cache, wall, *, profile="full", exit_status=0):
+    return {"notebook": notebook, "profile": profile, "cache": cache, "exit_status": exit_status,
+            "wall_minutes": wall, "cpu_minutes": wall * 1.5, "peak_memory_gib": 2.0 + wall / 100,
+            "cache_before_gib": 0.0, "cache_added_gib": 1.0, "date": "2026-11-23T23:00", "commit": "abc1234"}
+
+
+def test_totals_appear_only_once_every_notebook_has_run_in_the_folder():
+    bench = _bench_figures()
+    names = notebook_names()
+    complete = [_record(name, "build/fresh", 30.0) for name in names]
+    partial = [_record(names[0], "/work/.cache", 12.0), _record(names[1], "/work/.cache", 60.0, exit_status=1)]
+    text = bench.markdown(complete + partial + [_record(names[0], "build/other", 1.0, profile="quick")])
+    assert f"**Whole collection, full profile, in `build/fresh`**: {30.0 * len(names) / 60:.1f} h wall" in text
+    assert f"{float(len(names)):.1f} GiB of cache added" in text
+    # A failed run does not count: the second notebook is still missing from /work/.cache.
+    assert "in `/work/.cache`**: not yet measured for " + ", ".join(names[1:]) in text
+    assert "build/other" in text and "in `build/other`" not in text  # quick runs are listed, never totalled
