@@ -96,6 +96,7 @@ from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.cai_clusters_manifolds import (
     CITATION,
     assess_findings,
+    describe_symbols,
     geometry_by_layer,
     layer_findings,
     layer_name,
@@ -103,6 +104,7 @@ from isolib.studies.cai_clusters_manifolds import (
     middle_layer,
     models_run,
     pca_view,
+    picture_findings,
     running_text_windows,
     token_types,
 )
@@ -302,6 +304,12 @@ fig.suptitle(f"Layer {roll_layer} (the paper's layer 2), coloured by token frequ
 save_figure(fig, output_dir, "fig_swiss_roll")
 plt.show()
 
+# %%
+# NBVAL_CHECK_OUTPUT
+decoders = [label for (label, corpus) in rolled if embeddings[split_view(label)[0], first_corpus].starts_with_content]
+swiss_roll = {label: f"{explained_3d[label]:.0%} of the variance of L{roll_layer} on 3 PCs (figure)" for label in decoders}
+print(verdicts(picture_findings(swiss_roll), ["A Swiss-roll"]))
+
 # %% [markdown]
 # ## Figure — symbol tokens and word tokens
 #
@@ -313,12 +321,14 @@ plt.show()
 shown_models = [label for (label, corpus) in embeddings if corpus == first_corpus]
 fig, axes = plt.subplots(len(shown_models), 2, figsize=(9, 3.8 * len(shown_models)), squeeze=False,
                          constrained_layout=True)
+symbols = {}
 for row, label in zip(axes, shown_models):
     embedding, kept = embeddings[label, first_corpus], analysed[label, first_corpus]
     layer = middle[label, first_corpus]
     everything = np.concatenate([kept.symbol_rows, kept.word_rows])
     coordinates, _ = pca_view(embedding.layer(layer)[everything], n_components=2)
     is_symbol = np.arange(len(everything)) < len(kept.symbol_rows)
+    symbols[label] = describe_symbols(coordinates, is_symbol, sample_size=n_plot_points, random_state=random_state)
     for ax, (chosen, title) in zip(row, [(is_symbol, "symbol tokens"), (~is_symbol, "word tokens")]):
         picked = np.flatnonzero(chosen)
         picked = np.sort(draw.choice(picked, size=min(n_plot_points, len(picked)), replace=False))
@@ -329,6 +339,10 @@ for row, label in zip(axes, shown_models):
 fig.suptitle(f"Symbol and word tokens in one PCA view (grey: all tokens; {first_corpus})")
 save_figure(fig, output_dir, "fig_symbols")
 plt.show()
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(verdicts(picture_findings(swiss_roll, symbols), ["Symbol tokens"]))
 
 # %% [markdown]
 # ## Figure 9 — local intrinsic dimension per layer
@@ -441,9 +455,7 @@ stability.round(3)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-decoders = [label for (label, corpus) in rolled if embeddings[split_view(label)[0], first_corpus].starts_with_content]
-swiss_roll = {label: f"{explained_3d[label]:.0%} of the variance of L{roll_layer} on 3 PCs (figure)" for label in decoders}
-findings = assess_findings(per_layer, table3, lid_curve, swiss_roll=swiss_roll)
+findings = assess_findings(per_layer, table3, lid_curve, swiss_roll=swiss_roll, symbols=symbols)
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
 notes = [

@@ -11,12 +11,14 @@ from isolib.metrics import lid_mle
 from isolib.studies.cai_clusters_manifolds import (
     assess_findings,
     cluster_means,
+    describe_symbols,
     layer_name,
     lid_against_n,
     lid_variants,
     middle_layer,
     paper_layer,
     per_cluster_similarity,
+    picture_findings,
     running_text_windows,
     token_types,
 )
@@ -177,3 +179,18 @@ def test_findings_follow_their_rules():
     assert status("Table 3: average cosine LID of GPT-2", "gpt2") == "reproduced"  # 6.5 within 1.0 of 7.0
     assert status("Table 3: average cosine LID of D-BERT", "minilm") == "not comparable"  # a stand-in for DistilBERT
     assert status("A Swiss-roll", "gpt2") == "not comparable"
+
+
+def test_pictures_are_described_not_judged():
+    generator = np.random.default_rng(0)
+    apart = np.vstack([generator.normal(size=(50, 2)), generator.normal(size=(450, 2)) + 20])
+    is_symbol = np.arange(500) < 50
+    described = describe_symbols(apart, is_symbol, sample_size=400)
+    assert described.startswith("50 symbol tokens of 500 (10.0%); silhouette of symbols against words in the view ")
+    assert float(described.rsplit(" ", 1)[1]) > 0.9  # groups 20 standard deviations apart
+    mixed = describe_symbols(generator.normal(size=(500, 2)), is_symbol)
+    assert float(mixed.rsplit(" ", 1)[1]) < 0.1  # overlapping groups
+    assert describe_symbols(apart, np.zeros(500, bool)).endswith("no silhouette with one group")
+    findings = picture_findings({}, {"minilm": mixed})
+    assert [f.status for f in findings] == ["not comparable", "not comparable"]
+    assert "no decoder in this run" in findings[0].rule and findings[1].ours == mixed

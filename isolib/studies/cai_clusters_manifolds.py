@@ -68,7 +68,7 @@ from isolib.findings import (
     threshold,
     within,
 )
-from isolib.metrics import KMeansSelection, centre_per_cluster, lid_mle, s_inter, s_intra, select_kmeans
+from isolib.metrics import KMeansSelection, centre_per_cluster, lid_mle, s_inter, s_intra, select_kmeans, silhouette
 
 __all__ = [
     "CITATION",
@@ -92,6 +92,8 @@ __all__ = [
     "counterpart",
     "models_run",
     "layer_findings",
+    "describe_symbols",
+    "picture_findings",
     "assess_findings",
 ]
 
@@ -631,8 +633,63 @@ def layer_findings(per_layer: pd.DataFrame, table3: pd.DataFrame | None = None) 
     return findings
 
 
+def describe_symbols(coordinates, is_symbol, *, sample_size: int = 5000, random_state=0) -> str:
+    """How far apart symbol and word tokens lie in a view: their counts and the silhouette of the two groups.
+
+    Parameters
+    ----------
+    coordinates : array_like of shape (n_tokens, n_components)
+        The tokens in the view (e.g. :func:`pca_view`'s 2-D coordinates).
+    is_symbol : array_like of bool, shape (n_tokens,)
+    sample_size : int
+        Points behind the silhouette (:func:`isolib.metrics.silhouette`, a uniform sample).
+    random_state : int
+
+    Returns
+    -------
+    str
+        E.g. ``"812 symbol tokens of 20,480 (4.0%); silhouette of symbols against words in the view 0.03"``;
+        a silhouette near 0 means the two groups overlap, near 1 that they lie apart.
+    """
+    flags = np.asarray(is_symbol, dtype=bool)
+    counts = f"{flags.sum():,} symbol tokens of {len(flags):,} ({flags.mean():.1%})"
+    if flags.all() or not flags.any():
+        return counts + "; no silhouette with one group"
+    score = silhouette(coordinates, flags, sample_size=sample_size, random_state=random_state)
+    return f"{counts}; silhouette of symbols against words in the view {score:.2f}"
+
+
+def picture_findings(swiss_roll: dict[str, str], symbols: dict[str, str] | None = None) -> list[Finding]:
+    """The paper's two pictures without a rule: the Swiss roll of the decoders and the symbol tokens.
+
+    Parameters
+    ----------
+    swiss_roll : dict of str to str
+        Per decoder (view), what its early-layer PCA view shows (e.g. the variance on 3 PCs); empty when
+        no decoder was run.
+    symbols : dict of str to str, optional
+        Per model (view), :func:`describe_symbols` of its middle-layer view.
+
+    Returns
+    -------
+    list of Finding
+        All *not comparable*: a picture has no rule; what is measured of it is in ``ours``.
+    """
+    roll = ("A Swiss-roll manifold in GPT / GPT-2 (layer 2, coloured by frequency)", "shown in 2-D and 3-D PCA views")
+    findings = [not_comparable(*roll, "a qualitative picture (figure fig_swiss_roll); no measurable proxy is claimed.",
+                               model=model, ours=shown) for model, shown in swiss_roll.items()]
+    if not swiss_roll:
+        findings.append(not_comparable(*roll, "no decoder in this run: the paper shows the roll for GPT and GPT-2."))
+    for model, shown in (symbols or {}).items():
+        findings.append(not_comparable("Symbol tokens and word tokens in one PCA view", "shown (BERT, GPT), no claim "
+                                       "in the text", "a picture (figure fig_symbols); the silhouette says how far "
+                                       "apart the two groups lie.", model=model, ours=shown))
+    return findings
+
+
 def assess_findings(per_layer: pd.DataFrame, table3: pd.DataFrame, lid_curve: pd.DataFrame, *,
-                    swiss_roll: dict[str, str] | None = None, tolerance: float = 1.0) -> list[Finding]:
+                    swiss_roll: dict[str, str] | None = None, symbols: dict[str, str] | None = None,
+                    tolerance: float = 1.0) -> list[Finding]:
     """Decide, claim by claim, whether this run reproduces Cai et al. (2021).
 
     Parameters
@@ -645,8 +702,8 @@ def assess_findings(per_layer: pd.DataFrame, table3: pd.DataFrame, lid_curve: pd
         (the Table 3 findings use the first corpus, the paper's PTB).
     lid_curve : pandas.DataFrame
         :func:`lid_against_n` rows with ``model`` (``"static"`` for the static vectors).
-    swiss_roll : dict of str to str
-        Per decoder, what its early-layer PCA view shows (a qualitative picture).
+    swiss_roll, symbols : dict of str to str
+        What the pictures show, as in :func:`picture_findings`.
     tolerance : float
         Largest difference from a Table 3 number that counts as reproduced.
 
@@ -657,10 +714,8 @@ def assess_findings(per_layer: pd.DataFrame, table3: pd.DataFrame, lid_curve: pd
     findings = layer_findings(per_layer, table3)
     for model in pd.unique(lid_curve.model[lid_curve.model != "static"]):
         findings.append(_lid_at_every_n(model, lid_curve))
-    for model, shown in (swiss_roll or {}).items():
-        findings.append(not_comparable("A Swiss-roll manifold in GPT / GPT-2 (layer 2, coloured by frequency)",
-                                       "shown in 2-D and 3-D PCA views", "a qualitative picture (figure "
-                                       "fig_swiss_roll); no measurable proxy is claimed.", model=model, ours=shown))
+    if swiss_roll is not None:
+        findings += picture_findings(swiss_roll, symbols)
     findings += _table3_findings(table3, tolerance)
     findings.append(not_comparable("ELMo's clusters (layer 1) and LID (9.1)", "shown", "ELMo is not in transformers."))
     return findings
