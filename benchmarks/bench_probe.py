@@ -22,15 +22,12 @@ Results go to ``benchmarks/results/probe.json`` and ``probe.md``; ``--quick`` wr
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import time
-from pathlib import Path
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
-QUICK_RESULTS = Path(__file__).resolve().parents[1] / "build" / "benchmarks"
+from _results import machine, save_results
+
 FLOOR_STRIPE_ROWS = 2048
 UPDATES_PER_ROUND = 5
 ROUNDS = {"full": 3, "quick": 2}
@@ -109,8 +106,7 @@ def run(profile: str) -> dict:
         "best": best,
         "speedup_over_paper": best["paper pipeline"] / best["isolib"],
         "ratio_to_floor": best["isolib"] / best["floor"],
-        "usable_cores": len(os.sched_getaffinity(0)),
-        "load_average_at_start": os.getloadavg(),
+        **machine(),
     }
 
 
@@ -142,11 +138,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_ROWS:,} vectors: a smoke test")
     profile = "quick" if parser.parse_args().quick else "full"
     result = run(profile)
-    folder = QUICK_RESULTS if profile == "quick" else RESULTS
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "probe.json").write_text(json.dumps(result, indent=2) + "\n")
-    (folder / "probe.md").write_text(markdown(result))
-    print(markdown(result))
+    save_results("probe", result, markdown(result), quick=profile == "quick")
 
 
 if __name__ == "__main__":

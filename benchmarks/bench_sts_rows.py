@@ -21,15 +21,12 @@ Results go to ``benchmarks/results/sts_rows.json`` and ``sts_rows.md``; ``--quic
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import time
-from pathlib import Path
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
-QUICK_RESULTS = Path(__file__).resolve().parents[1] / "build" / "benchmarks"
+from _results import machine, save_results
+
 ROUNDS = {"full": 2, "quick": 1}
 SEEDS = {"full": (0, 1), "quick": (0,)}
 
@@ -79,8 +76,7 @@ def run(profile: str) -> dict:
         "best": best,
         "speedup": best["one process"] / best["worker processes"],
         "largest_spearman_difference": float(np.abs(serial.spearman - parallel.spearman).max()),
-        "usable_cores": len(os.sched_getaffinity(0)),
-        "load_average_at_start": os.getloadavg(),
+        **machine(),
     }
 
 
@@ -110,11 +106,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="one seed, one round: a smoke test")
     profile = "quick" if parser.parse_args().quick else "full"
     result = run(profile)
-    folder = QUICK_RESULTS if profile == "quick" else RESULTS
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "sts_rows.json").write_text(json.dumps(result, indent=2) + "\n")
-    (folder / "sts_rows.md").write_text(markdown(result))
-    print(markdown(result))
+    save_results("sts_rows", result, markdown(result), quick=profile == "quick")
 
 
 if __name__ == "__main__":
