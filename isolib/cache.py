@@ -1,7 +1,8 @@
 """The embedding cache, under the user's control: list it, size it, prune it (``python -m isolib cache``).
 
 :func:`isolib.embed.embed` stores one folder per extraction under ``<cache root>/embeddings/<key>/``
-(``meta.json``, ``tokens.parquet``, ``layer_NN.npy``) and trusts a folder only if its final name exists
+(``meta.json``, ``tokens.parquet``, ``layer_NN.npy``; ``meta.json`` and ``sentences.npy`` for the sentence
+vectors of :func:`isolib.embed.sentence_embeddings`) and trusts a folder only if its final name exists
 with a ``meta.json``. Reading an entry marks it used (the time of ``meta.json``). Besides entries, the
 folder can hold the resumable shards of an interrupted extraction (``<key>.partial``) and leftovers of
 interrupted writes or prunes (``<key>.tmp-*``, ``<key>.deleting-*``), which no run trusts.
@@ -25,7 +26,7 @@ import pandas as pd
 
 from isolib.models import cache_root
 
-__all__ = ["CacheEntry", "entries", "listing", "sizes", "prune", "human_size"]
+__all__ = ["CacheEntry", "entries", "listing", "sizes", "prune", "remove_entry", "human_size"]
 
 # A leftover is deleted only once it has not changed for this long: a running write may still be filling it.
 LEFTOVER_AGE_SECONDS = 3600
@@ -45,6 +46,9 @@ class CacheEntry:
     n_texts : int or None
     layers : tuple of int
     dtype : str
+    rows : str
+        What one row of the stored arrays is: ``tokens``, ``tokens without special`` (``keep_special=False``)
+        or ``sentences`` (pooled sentence vectors); "" when unknown.
     size : int
         Bytes on disk.
     last_used : float
@@ -57,6 +61,7 @@ class CacheEntry:
     n_texts: int | None
     layers: tuple[int, ...]
     dtype: str
+    rows: str
     size: int
     last_used: float
 
@@ -81,11 +86,17 @@ def entries(root: Path | None = None) -> list[CacheEntry]:
         if meta_path.exists() and "." not in path.name:
             meta = json.loads(meta_path.read_text())
             found.append(CacheEntry(path, "complete", meta["model"], meta.get("n_sentences"), tuple(meta["layers"]),
-                                    meta["dtype"], _folder_size(path), meta_path.stat().st_mtime))
+                                    meta["dtype"], _rows_stored(meta), _folder_size(path), meta_path.stat().st_mtime))
         else:
             status = "partial" if path.name.endswith(".partial") else "leftover"
-            found.append(CacheEntry(path, status, "", None, (), "", _folder_size(path), _last_time(path)))
+            found.append(CacheEntry(path, status, "", None, (), "", "", _folder_size(path), _last_time(path)))
     return sorted(found, key=lambda entry: entry.last_used, reverse=True)
+
+
+def _rows_stored(meta: dict) -> str:
+    if "pooling" in meta:
+        return "sentences"
+    return "tokens" if meta.get("keep_special", True) else "tokens without special"
 
 
 def human_size(n_bytes: float) -> str:
@@ -106,17 +117,18 @@ def _layers_text(layers: tuple[int, ...]) -> str:
 
 
 def listing(found: list[CacheEntry]) -> pd.DataFrame:
-    """A readable table of cache entries: model, texts, layers, dtype, size, last used, status, folder."""
+    """A readable table of cache entries: model, texts, rows, layers, dtype, size, last used, status, folder."""
     return pd.DataFrame({
         "model": [entry.model or "-" for entry in found],
         "texts": [entry.n_texts if entry.n_texts is not None else "-" for entry in found],
+        "rows": [entry.rows or "-" for entry in found],
         "layers": [_layers_text(entry.layers) or "-" for entry in found],
         "dtype": [entry.dtype or "-" for entry in found],
         "size": [human_size(entry.size) for entry in found],
         "last used": [time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.last_used)) for entry in found],
         "status": [entry.status for entry in found],
         "folder": [entry.path.name for entry in found],
-    }, columns=["model", "texts", "layers", "dtype", "size", "last used", "status", "folder"])
+    }, columns=["model", "texts", "rows", "layers", "dtype", "size", "last used", "status", "folder"])
 
 
 def sizes(found: list[CacheEntry]) -> pd.DataFrame:
@@ -175,11 +187,20 @@ def prune(*, older_than_days: float | None = None, model: str | None = None, eve
         chosen.append(entry)
     if not dry_run:
         for entry in chosen:
-            doomed = entry.path
-            if entry.status != "leftover":
-                # One atomic rename first: from now on no run trusts (or resumes) this folder.
-                key = entry.path.name.removesuffix(".partial")
-                doomed = entry.path.with_name(f"{key}.deleting-{uuid.uuid4().hex[:8]}")
-                os.replace(entry.path, doomed)
-            shutil.rmtree(doomed)
+            if entry.status == "leftover":
+                shutil.rmtree(entry.path)
+            else:
+                remove_entry(entry.path)
     return chosen
+
+
+def remove_entry(path: Path) -> None:
+    """Delete one entry (or ``.partial`` folder) so that no run ever trusts a half-deleted one.
+
+    One atomic rename to ``<key>.deleting-<id>`` first (from then on no run trusts or resumes it),
+    then the files; a deletion interrupted after the rename leaves a leftover that the next prune removes.
+    """
+    key = path.name.removesuffix(".partial")
+    doomed = path.with_name(f"{key}.deleting-{uuid.uuid4().hex[:8]}")
+    os.replace(path, doomed)
+    shutil.rmtree(doomed)

@@ -17,7 +17,13 @@ How extraction works
   are assembled into the final entry, again through a temporary folder and a rename.
   An entry is trusted only if its final folder exists; temporary folders never are.
 * The cache key hashes everything that determines the result: the model's weights
-  fingerprint, the texts, tokenizer options, layers, dtype and the cache format version.
+  fingerprint, the texts, tokenizer options, layers, dtype, which rows are stored and the
+  cache format version.
+* ``keep_special=False`` drops the rows of special tokens ([CLS], [SEP], a start token)
+  before anything is stored, for a study that never reads them (every statistic of the
+  studies excludes them): on STS that is 12% of an encoder's rows and 6% of SmolLM2's with a
+  start token. The token table then holds only the stored rows; ``position`` still counts
+  the special tokens.
 
 The first position
 ------------------
@@ -43,7 +49,8 @@ one place every study chooses how to treat it:
     1% of occurrences still hold 89% of the squared norm once position 0 is dropped.
 
 Cache layout: ``<ISOLIB_CACHE_DIR>/embeddings/<key>/`` holding ``meta.json``,
-``tokens.parquet`` and one ``layer_NN.npy`` per layer, read memory-mapped one layer at a time.
+``tokens.parquet`` and one ``layer_NN.npy`` per layer, read memory-mapped one layer at a time;
+an entry of :func:`sentence_embeddings` holds ``meta.json`` and ``sentences.npy``.
 """
 
 from __future__ import annotations
@@ -94,7 +101,8 @@ class Embeddings:
         ``word_id`` (int, index of the word within its sentence as given by
         ``word_ids()``; -1 for special tokens), ``word`` (str, the word's text in the
         sentence; "" for special tokens), ``is_special`` (bool: [CLS], [SEP], BOS, ...).
-        Rows are ordered by ``sentence_id`` then ``position``.
+        Rows are ordered by ``sentence_id`` then ``position``; with ``keep_special=False`` the
+        special tokens have no row.
     path : pathlib.Path
         The cache entry holding the arrays.
     first_position : {"keep", "start_token", "drop"}
@@ -232,8 +240,11 @@ def sentence_embeddings(model: str, sentences: Sequence[str], **options) -> np.n
     The pooling, normalisation and maximum length are read from the model's own files
     (:func:`isolib.models.sentence_config`), never assumed: for all-MiniLM-L6-v2 and all-mpnet-base-v2
     that is the mean of every last-layer token the attention mask keeps ([CLS] and [SEP] included),
-    scaled to unit length, over at most 256 and 384 tokens. The token vectors come from :func:`embed`
-    (last layer only, float32), so the vectors are cached like token embeddings.
+    scaled to unit length, over at most 256 and 384 tokens.
+
+    The token vectors come from :func:`embed` (last layer only, float32, so an interrupted extraction
+    resumes); once pooled, the sentence vectors are cached as their own entry (``sentences.npy``,
+    about a twentieth of the tokens' size) and the token entry is removed, since nothing else reads it.
 
     Parameters
     ----------
@@ -248,26 +259,58 @@ def sentence_embeddings(model: str, sentences: Sequence[str], **options) -> np.n
     -------
     ndarray of shape (n_sentences, dim), float32
     """
+    from isolib.cache import remove_entry
     from isolib.models import sentence_config
 
     config = sentence_config(model)
-    tokens = embed(model, sentences, layers=[-1], max_length=config.max_seq_length, dtype="float32", **options)
+    texts = list(sentences)
+    token_options = {"layers": [-1], "max_length": config.max_seq_length, "dtype": "float32"}
+    key = cache_key(fingerprint(model), texts, **token_options, pooling=(config.pooling, config.normalize))
+    root = cache_root() / "embeddings"
+    final = root / key
+    if not (final / "meta.json").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        with FileLock(root / f"{key}.lock"):
+            if not (final / "meta.json").exists():
+                tokens = embed(model, texts, **token_options, **options)
+                pooled = _pool(tokens, config.pooling, config.normalize)
+                meta = {"format": CACHE_FORMAT, "model": tokens.model, "fingerprint": tokens.fingerprint,
+                        "n_layers": tokens.n_layers, "layers": list(tokens.layers), "dim": int(pooled.shape[1]),
+                        "dtype": "float32", "n_sentences": len(texts), "max_length": config.max_seq_length,
+                        "pooling": config.pooling, "normalize": config.normalize}
+
+                def write(tmp: Path) -> None:
+                    np.save(tmp / "sentences.npy", pooled)
+                    (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+
+                _write_atomically(final, write)
+                remove_entry(tokens.path)
+                return pooled
+    try:
+        os.utime(final / "meta.json")  # marks the entry used
+    except OSError:
+        pass
+    return np.load(final / "sentences.npy")
+
+
+def _pool(tokens: Embeddings, pooling: str, normalize: bool) -> np.ndarray:
+    """One vector per sentence from the last layer's token vectors, as sentence-transformers pools them."""
     vectors = np.asarray(tokens.layer(-1), dtype=np.float64)
     ids = tokens.tokens.sentence_id.to_numpy()
     starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])  # rows are ordered by sentence
-    if config.pooling == "mean":
+    if pooling == "mean":
         pooled = np.add.reduceat(vectors, starts, axis=0) / np.diff(np.r_[starts, len(ids)])[:, None]
-    elif config.pooling == "max":
+    elif pooling == "max":
         pooled = np.maximum.reduceat(vectors, starts, axis=0)
     else:
         pooled = vectors[starts]
-    if config.normalize:
+    if normalize:
         pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)  # as torch's F.normalize
     return pooled.astype(np.float32)
 
 
 def cache_key(fingerprint_: str, texts: Sequence[str], *, layers, max_length: int, dtype: str,
-              start_token: bool = False) -> str:
+              start_token: bool = False, keep_special: bool = True, pooling: tuple | None = None) -> str:
     """Content hash identifying one extraction (see the module docstring)."""
     texts_digest = hashlib.sha256("\x1e".join(texts).encode("utf-8")).hexdigest()
     spec = {
@@ -278,8 +321,13 @@ def cache_key(fingerprint_: str, texts: Sequence[str], *, layers, max_length: in
         "max_length": max_length,
         "dtype": dtype,
     }
-    if start_token:  # only then, so that entries extracted before the option existed stay valid
+    # Options only when not the default, so that entries extracted before they existed stay valid.
+    if start_token:
         spec["start_token"] = True
+    if not keep_special:
+        spec["keep_special"] = False
+    if pooling is not None:  # an entry of sentence vectors (:func:`sentence_embeddings`)
+        spec["pooling"] = list(pooling)
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -295,6 +343,7 @@ def embed(
     shard_size: int = 2000,
     progress: bool | None = None,
     first_position: str = "keep",
+    keep_special: bool = True,
 ) -> Embeddings:
     """Extract (or read from the cache) per-layer token embeddings.
 
@@ -325,6 +374,9 @@ def embed(
     first_position : {"keep", "start_token", "drop"}
         How to treat the first position, the attention sink of a decoder (module docstring):
         as the tokenizer gives it (the papers), behind a prepended start token, or dropped.
+    keep_special : bool
+        False: store no row of a special token (module docstring); a smaller entry for a study
+        whose statistics exclude them anyway.
 
     Returns
     -------
@@ -343,7 +395,8 @@ def embed(
     start_token = first_position == "start_token"
     name = model.name if isinstance(model, LoadedModel) else model
     weights = model.fingerprint if isinstance(model, LoadedModel) else fingerprint(model)
-    key = cache_key(weights, texts, layers=layers, max_length=max_length, dtype=dtype, start_token=start_token)
+    key = cache_key(weights, texts, layers=layers, max_length=max_length, dtype=dtype, start_token=start_token,
+                    keep_special=keep_special)
     root = cache_root() / "embeddings"
     final = root / key
     if not (final / "meta.json").exists():
@@ -356,7 +409,8 @@ def embed(
                                                                                  progress=progress)
                 _extract(loaded, texts, final, layers=layers, batch_size=batch_size,
                          max_length=min(max_length, loaded.max_tokens), dtype=dtype, device=device,
-                         shard_size=shard_size, progress=show_progress(progress), start_token=start_token)
+                         shard_size=shard_size, progress=show_progress(progress), start_token=start_token,
+                         keep_special=keep_special)
     else:
         try:
             os.utime(final / "meta.json")  # marks the entry used, for `python -m isolib cache list` and prune
@@ -380,7 +434,7 @@ def embed(
 
 
 def _extract(loaded: LoadedModel, texts, final: Path, *, layers, batch_size, max_length, dtype, device,
-             shard_size, progress, start_token) -> None:
+             shard_size, progress, start_token, keep_special) -> None:
     """Compute missing shards, then assemble them into the final cache entry."""
     if progress:
         from tqdm.auto import tqdm  # a widget in Jupyter, text in a terminal
@@ -401,7 +455,7 @@ def _extract(loaded: LoadedModel, texts, final: Path, *, layers, batch_size, max
         if not (shard / "tokens.parquet").exists():
             _write_atomically(shard, lambda tmp, chunk=chunk, start=start: _extract_shard(
                 loaded, chunk, start, tmp, kept=kept, batch_size=batch_size, max_length=max_length,
-                dtype=dtype, device=device, bar=bar, start_token=start_token))
+                dtype=dtype, device=device, bar=bar, start_token=start_token, keep_special=keep_special))
         else:
             bar.update(len(chunk))
     bar.close()
@@ -409,7 +463,7 @@ def _extract(loaded: LoadedModel, texts, final: Path, *, layers, batch_size, max
     meta = {"format": CACHE_FORMAT, "model": loaded.name, "checkpoint": loaded.checkpoint,
             "fingerprint": loaded.fingerprint, "n_layers": loaded.n_layers, "layers": list(kept),
             "dim": loaded.dim, "dtype": dtype, "n_sentences": len(texts), "max_length": max_length,
-            "start_token": start_token}
+            "start_token": start_token, "keep_special": keep_special}
     _write_atomically(final, lambda tmp: _assemble(shards, tmp, kept, meta))
     shutil.rmtree(partial, ignore_errors=True)
 
@@ -493,7 +547,7 @@ def _table(tokenizer, texts, encoded: _Encoded, first_sentence_id) -> pd.DataFra
 
 
 def _extract_shard(loaded: LoadedModel, texts, first_sentence_id, folder: Path, *, kept, batch_size, max_length,
-                   dtype, device, bar, start_token) -> None:
+                   dtype, device, bar, start_token, keep_special) -> None:
     """Run the model over one shard and write its token table and per-layer arrays into ``folder``."""
     import torch
 
@@ -501,7 +555,12 @@ def _extract_shard(loaded: LoadedModel, texts, first_sentence_id, folder: Path, 
     encoded = _tokenize(tokenizer, texts, max_length, start_token)
     table = _table(tokenizer, texts, encoded, first_sentence_id)
     lengths = np.array([len(ids) for ids in encoded.inputs["input_ids"]])
-    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    stored = np.ones(len(table), dtype=bool) if keep_special else ~table.is_special.to_numpy(dtype=bool)
+    # Per sentence: which of its positions are stored, and where its stored rows begin.
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    stored_in = [stored[starts[i]:starts[i + 1]] for i in range(len(texts))]
+    offsets = np.concatenate([[0], np.cumsum([mask.sum() for mask in stored_in])])
+    table = table[stored].reset_index(drop=True)
     arrays = {layer: np.lib.format.open_memmap(folder / f"layer_{layer:02d}.npy", mode="w+", dtype=dtype,
                                                shape=(int(offsets[-1]), loaded.dim)) for layer in kept}
     order = np.argsort(lengths, kind="stable")
@@ -516,7 +575,7 @@ def _extract_shard(loaded: LoadedModel, texts, first_sentence_id, folder: Path, 
             for layer in kept:
                 states = hidden_states[layer].float().cpu().numpy()  # (batch, padded_len, dim)
                 for row, i in enumerate(members):
-                    arrays[layer][offsets[i]:offsets[i + 1]] = states[row, :lengths[i]]
+                    arrays[layer][offsets[i]:offsets[i + 1]] = states[row, :lengths[i]][stored_in[i]]
             bar.update(len(members))
     for array in arrays.values():
         array.flush()

@@ -42,7 +42,7 @@ def test_list_and_size_read_every_folder(filled):
     assert [entry.status for entry in found].count("complete") == 3
     assert {entry.status for entry in found} == {"complete", "partial", "leftover"}
     table = cache.listing(found)
-    assert list(table.columns) == ["model", "texts", "layers", "dtype", "size", "last used", "status", "folder"]
+    assert list(table.columns) == ["model", "texts", "rows", "layers", "dtype", "size", "last used", "status", "folder"]
     assert table[table.folder == "a" * 32].layers.item() == "0-2"
     assert table[table.folder == "b" * 32].layers.item() == "6"
     sizes = cache.sizes(found).set_index("model")

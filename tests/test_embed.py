@@ -129,6 +129,22 @@ def test_rows_follow_the_token_table(minilm, cache_dir):
         result.layer(3)
 
 
+@pytest.mark.parametrize("first_position", ["keep", "start_token"])
+def test_without_special_tokens_the_same_rows_are_stored_and_no_other(minilm, smollm2, cache_dir, first_position):
+    # [CLS] and [SEP] for the encoder; the start token, if prepended, for the decoder.
+    specials_per_sentence = {"minilm": 2, "smollm2": int(first_position == "start_token")}
+    for model in (minilm, smollm2):
+        every = embed(model, SENTENCES, layers=[0, -1], first_position=first_position)
+        content = embed(model, SENTENCES, layers=[0, -1], first_position=first_position, keep_special=False)
+        kept = ~every.tokens.is_special.to_numpy()
+        assert len(kept) - kept.sum() == specials_per_sentence[model.name] * len(SENTENCES)
+        assert content.path != every.path and not content.tokens.is_special.any()
+        assert content.tokens.equals(every.tokens[kept].reset_index(drop=True))
+        for layer in (0, -1):
+            np.testing.assert_array_equal(content.layer(layer), every.layer(layer)[kept])
+        assert content.starts_with_content == every.starts_with_content
+
+
 def test_float16_storage(minilm, cache_dir):
     half = embed(minilm, SENTENCES, layers=-1, dtype="float16")
     full = embed(minilm, SENTENCES, layers=-1)
@@ -287,3 +303,19 @@ def test_a_sentence_transformers_folder_is_read_like_a_hub_id(cache_dir, tiny_se
     np.testing.assert_allclose(ours, reference, atol=1e-5)
     with pytest.raises(ModelError, match="has no modules.json"):
         sentence_config(str(tmp_path))
+
+
+def test_sentence_vectors_are_cached_without_their_token_vectors(minilm, cache_dir, monkeypatch):
+    from isolib import cache
+    from isolib.embed import sentence_embeddings
+
+    first = sentence_embeddings("minilm", SENTENCES)
+    found = cache.entries()
+    assert [(entry.rows, entry.status) for entry in found] == [("sentences", "complete")], "the token entry is removed"
+    assert found[0].size < 4 * 384 * len(SENTENCES) + 2000
+
+    def fail(*args, **kwargs):
+        raise AssertionError("a cached sentence entry needs no model")
+
+    monkeypatch.setattr(embed_module, "load_model", fail)
+    np.testing.assert_array_equal(sentence_embeddings("minilm", SENTENCES), first)

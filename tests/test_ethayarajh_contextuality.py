@@ -208,6 +208,23 @@ def test_anisotropy_by_layer_reads_content_tokens_of_every_layer():
     assert table.mean_norm[0] == pytest.approx(5.0)
 
 
+@pytest.mark.parametrize("unit", ["token", "word"])
+def test_the_measures_are_the_same_without_stored_special_tokens(minilm, cache_dir, unit):
+    # Notebook 01 stores no special token (embed(..., keep_special=False)): no measure may change.
+    from isolib.embed import embed, first_position_norm_ratio
+
+    sentences = ["The cat sat on the mat.", "A cat is on a mat!", "The dog sat there.", "Cats and dogs sat."] * 3
+    every, content = (embed(minilm, sentences, layers=[0, -1], keep_special=keep) for keep in (True, False))
+    assert len(content.tokens) < len(every.tokens)
+    for layer in (0, -1):
+        ours, reference = (layer_statistics(occurrence_index(e.tokens, unit=unit, min_contexts=2), e.layer(layer),
+                                            n_samples=20) for e in (content, every))
+        assert ours.summary == reference.summary
+        pd.testing.assert_frame_equal(ours.per_word, reference.per_word)
+    pd.testing.assert_series_equal(first_position_norm_ratio(content), first_position_norm_ratio(every))
+    pd.testing.assert_frame_equal(anisotropy_by_layer(content, n_samples=20), anisotropy_by_layer(every, n_samples=20))
+
+
 @pytest.mark.parametrize("n_samples", [40, 400])  # fewer and more occurrences than dimensions
 def test_first_principal_direction_recovers_the_direction(n_samples):
     generator = np.random.default_rng(n_samples)
