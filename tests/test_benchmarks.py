@@ -1,4 +1,4 @@
-"""The collection benchmark's report: per-notebook rows and a cache folder's totals only when complete."""
+"""The benchmarks' reports: the collection benchmark (per-notebook rows, totals only when complete) and the storage-dtype comparison."""
 
 import importlib.util
 
@@ -30,3 +30,21 @@ def test_totals_appear_only_once_every_notebook_has_run_in_the_folder():
     # A failed run does not count: the second notebook is still missing from /work/.cache.
     assert "in `/work/.cache`**: not yet measured for " + ", ".join(names[1:]) in text
     assert "build/other" in text and "in `build/other`" not in text  # quick runs are listed, never totalled
+
+
+def test_storage_dtype_report_finds_the_largest_difference_per_table(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))  # as when run as a script: `_results` beside it
+    spec = importlib.util.spec_from_file_location("bench_storage_dtype",
+                                                  REPO_ROOT / "benchmarks" / "bench_storage_dtype.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    half, full = tmp_path / "half", tmp_path / "full"
+    half.mkdir(), full.mkdir()
+    (half / "t.csv").write_text("model,a,b\nx,1.0,2.0\ny,3.0,\n")
+    (full / "t.csv").write_text("model,a,b\nx,1.001,2.0\ny,2.9,\n")
+    (half / "u.csv").write_text("model,a\nx,1\n")
+    (full / "u.csv").write_text("model,a\nx,1\nz,2\n")
+    rows = {row["table"]: row for row in bench.table_differences(half, full)}
+    assert rows["t.csv"]["column"] == "a" and abs(rows["t.csv"]["max_abs_difference"] - 0.1) < 1e-12
+    assert rows["t.csv"]["text_cells_differ"] == 0
+    assert not rows["u.csv"]["comparable"]
