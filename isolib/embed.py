@@ -44,7 +44,8 @@ one place every study chooses how to treat it:
     sequence already starts with [CLS], so nothing changes there. A separate extraction.
 ``"drop"``
     The same extraction as ``"keep"``, with every position-0 row removed from the token table
-    and from every layer (for an encoder that is [CLS], already special). Cheaper, but not a
+    and from every layer (for an encoder that is [CLS], already special), except the only row of a
+    one-token sentence (``end`` in STS 2012), which would otherwise have no vector. Cheaper, but not a
     cure: in a few SmolLM2 sentences on STS the sink is at position 1, and at layer 12 the top
     1% of occurrences still hold 89% of the squared norm once position 0 is dropped.
 
@@ -419,7 +420,9 @@ def embed(
     meta = json.loads((final / "meta.json").read_text())
     tokens, rows = pd.read_parquet(final / "tokens.parquet"), None
     if first_position == "drop":
-        rows = np.flatnonzero(tokens.position.to_numpy() != 0)
+        # A sentence of one token keeps it: without it the sentence would have no vector at all.
+        alone = ~tokens.sentence_id.duplicated(keep=False).to_numpy()
+        rows = np.flatnonzero((tokens.position.to_numpy() != 0) | alone)
         tokens = tokens.iloc[rows].reset_index(drop=True)
     return Embeddings(
         model=name,

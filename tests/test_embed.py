@@ -87,11 +87,15 @@ def test_the_first_position_of_a_decoder_three_ways(smollm2, cache_dir):
     # Behind a start token, the first word is no longer the sink.
     assert first_position_norm_ratio(started)[12] < 2
 
-    # (b) exactly the position-0 rows are removed, from the table and from every layer.
+    # (b) exactly the position-0 rows are removed, from the table and from every layer, except the
+    # only token of a one-token sentence ("Hi"), so that every sentence still has a vector.
     dropped = embed(smollm2, SENTENCES, layers=[0, 12, -1], first_position="drop")
     assert dropped.path == kept.path, "dropping reuses the extraction"
-    expected = kept.tokens.position.to_numpy() != 0
-    assert len(dropped.tokens) == len(kept.tokens) - len(SENTENCES) and (dropped.tokens.position > 0).all()
+    one_token = kept.tokens.sentence_id == SENTENCES.index("Hi")
+    assert one_token.sum() == 1
+    expected = (kept.tokens.position.to_numpy() != 0) | one_token.to_numpy()
+    assert len(dropped.tokens) == len(kept.tokens) - len(SENTENCES) + 1
+    assert (dropped.tokens.position[dropped.tokens.sentence_id != SENTENCES.index("Hi")] > 0).all()
     assert dropped.tokens.token.tolist() == kept.tokens.token[expected].tolist()
     for layer in (0, 12, 30):
         np.testing.assert_array_equal(dropped.layer(layer), np.asarray(kept.layer(layer))[expected])
