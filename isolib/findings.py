@@ -33,6 +33,7 @@ not comparable
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
@@ -675,5 +676,8 @@ def overview_text(figures_dir: str | Path, *, thumbnail_width: int = 220) -> str
 def write_overview(figures_dir: str | Path) -> Path:
     """Write :func:`overview_text` of ``figures_dir`` to ``<figures_dir>/README.md``; return its path."""
     path = Path(figures_dir) / "README.md"
-    path.write_text(overview_text(figures_dir))
+    # Written aside and renamed: two notebooks finishing together (make -j2 figures) never interleave.
+    partial = path.with_name(f".README.md.{os.getpid()}")
+    partial.write_text(overview_text(figures_dir))
+    os.replace(partial, path)
     return path
