@@ -7,6 +7,11 @@ with a ``meta.json``. Reading an entry marks it used (the time of ``meta.json``)
 folder can hold the resumable shards of an interrupted extraction (``<key>.partial``) and leftovers of
 interrupted writes or prunes (``<key>.tmp-*``, ``<key>.deleting-*``), which no run trusts.
 
+Besides embeddings, ``<cache root>/results/<name>/`` holds the results of long, deterministic steps
+(:func:`memoized`: a row of notebook 03's table, one fine-tuning run), one small file each, so a run
+stopped half-way (or a session that ends) resumes with the steps it finished; they are listed, sized and
+pruned as one entry per name.
+
 Pruning renames an entry to ``<key>.deleting-<id>`` (one atomic step: from then on no run trusts it) and
 only then deletes the files, so an interrupted prune leaves nothing half-deleted under a trusted name;
 the next prune removes the leftovers.
@@ -14,19 +19,26 @@ the next prune removes the leftovers.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import inspect
 import json
 import os
+import pickle
 import shutil
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
+import numpy as np
 import pandas as pd
 
 from isolib.models import cache_root
 
-__all__ = ["CacheEntry", "entries", "listing", "sizes", "prune", "remove_entry", "human_size"]
+__all__ = ["CacheEntry", "entries", "listing", "sizes", "prune", "remove_entry", "human_size", "memoized"]
 
 # A leftover is deleted only once it has not changed for this long: a running write may still be filling it.
 LEFTOVER_AGE_SECONDS = 3600
@@ -76,9 +88,16 @@ def _last_time(folder: Path) -> float:
 
 
 def entries(root: Path | None = None) -> list[CacheEntry]:
-    """Every folder of the embedding cache, most recently used first."""
+    """Every folder of the embedding cache and of memoized results, most recently used first."""
     folder = (root or cache_root()) / "embeddings"
     found = []
+    results = (root or cache_root()) / RESULTS_FOLDER
+    for path in sorted(results.iterdir()) if results.is_dir() else []:
+        if path.is_dir() and "." in path.name:  # a prune's leftover
+            found.append(CacheEntry(path, "leftover", "", None, (), "", "", _folder_size(path), _last_time(path)))
+        elif path.is_dir():
+            found.append(CacheEntry(path, "complete", "", len(list(path.glob("*.pkl"))), (), "", f"results: {path.name}",
+                                    _folder_size(path), _last_time(path)))
     for path in sorted(folder.iterdir()) if folder.is_dir() else []:
         if not path.is_dir():
             continue
@@ -204,3 +223,76 @@ def remove_entry(path: Path) -> None:
     doomed = path.with_name(f"{key}.deleting-{uuid.uuid4().hex[:8]}")
     os.replace(path, doomed)
     shutil.rmtree(doomed)
+
+
+RESULTS_FOLDER = "results"
+
+
+def _feed(digest, value) -> None:
+    """Add ``value`` to a hash, by content: arrays by dtype, shape and bytes; containers item by item."""
+    if isinstance(value, np.ndarray):
+        contiguous = np.ascontiguousarray(value)
+        digest.update(f"ndarray{contiguous.dtype.str}{contiguous.shape}".encode())
+        digest.update(contiguous.view(np.uint8).reshape(-1) if contiguous.dtype != object else pickle.dumps(contiguous))
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        digest.update(type(value).__qualname__.encode())
+        _feed(digest, {field.name: getattr(value, field.name) for field in dataclasses.fields(value)})
+    elif isinstance(value, dict):
+        digest.update(b"dict")
+        for key in sorted(value, key=str):
+            _feed(digest, str(key))
+            _feed(digest, value[key])
+    elif isinstance(value, (list, tuple)):
+        digest.update(f"{type(value).__name__}{len(value)}".encode())
+        for item in value:
+            _feed(digest, item)
+    elif value is None or isinstance(value, (str, int, float, bool, np.integer, np.floating)):
+        digest.update(f"{type(value).__name__}:{value!r}".encode())
+    else:
+        raise TypeError(f"memoized cannot hash an input of type {type(value).__name__}.")
+
+
+def _source_files(module: ModuleType) -> list[Path]:
+    path = Path(inspect.getfile(module))
+    return sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
+
+
+def memoized(name: str, inputs: dict, compute: Callable[[], object], *, code: Sequence[ModuleType]) -> object:
+    """``compute()``, or the value it returned before for the same inputs and code.
+
+    For long deterministic steps (a seeded clustering row, a fine-tuning run), so that a run stopped
+    half-way resumes with the steps it finished. The value is stored in
+    ``<cache root>/results/<name>/<key>.pkl``, written aside and renamed (an interrupted write leaves
+    nothing trusted); ``key`` hashes ``inputs`` by content and the source of the ``code`` modules
+    (a package: all its files), so editing the code that computes a value recomputes it.
+
+    Parameters
+    ----------
+    name : str
+        The kind of step (a folder of the cache: ``cache list`` shows one entry per name).
+    inputs : dict
+        Everything the value depends on besides the code: arrays, dataclasses, numbers, strings, and
+        lists or dicts of them (seeds included; a model by its weights fingerprint).
+    compute : callable
+        Called without arguments when no stored value matches.
+    code : sequence of module
+        The modules (or packages) whose source determines the value.
+    """
+    digest = hashlib.sha256()
+    _feed(digest, inputs)
+    for path in sorted({path for module in code for path in _source_files(module)}):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    folder = cache_root() / RESULTS_FOLDER / name
+    path = folder / f"{digest.hexdigest()[:32]}.pkl"
+    if path.exists():
+        try:
+            return pickle.loads(path.read_bytes())
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            pass  # unreadable (another library version): computed again and replaced
+    value = compute()
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
+    partial.write_bytes(pickle.dumps(value))
+    os.replace(partial, path)
+    return value

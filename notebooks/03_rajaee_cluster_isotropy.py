@@ -102,7 +102,7 @@ from isolib.studies.rajaee_cluster_isotropy import (
     assess_findings,
     cls_geometry,
     evaluate_methods,
-    finetune,
+    finetune_run,
     method_summary,
     models_run,
     probe_with_method,
@@ -148,12 +148,14 @@ for (label, dataset), (vectors, ids) in tokens.items():
 # ## The six rows, on every dataset
 #
 # Deterministic rows (pre-trained, Mean, Mean + PCA) run once; the clustering rows once per seed.
+# Each row is stored in the cache as it is finished (`resume=True`), so a run stopped half-way picks
+# up where it was; so are the grid's points and the fine-tuning runs below.
 
 # %%
 results = []
 for (label, dataset), (vectors, ids) in tokens.items():
     rows = evaluate_methods(vectors, ids, pairs[dataset], settings[label], seeds=seeds, n_init=n_init,
-                            n_jobs=n_jobs)
+                            n_jobs=n_jobs, resume=True)
     results.append(rows.assign(model=label, dataset=dataset))
 per_seed = pd.concat(results, ignore_index=True)
 sts_summary = method_summary(per_seed, by=["model", "dataset", "method"])
@@ -223,7 +225,7 @@ print(verdicts(assess_findings(sts_summary, scale=iw_scale), ["Beyond the slides
 # %%
 sweep_label, sweep_on = labels[0], sweep_dataset if sweep_dataset in datasets else datasets[0]
 grid = sweep(*tokens[sweep_label, sweep_on], pairs[sweep_on], sweep_clusters, sweep_pcs, seeds=sweep_seeds,
-             n_init=n_init, n_jobs=n_jobs).assign(model=sweep_label, dataset=sweep_on)
+             n_init=n_init, n_jobs=n_jobs, resume=True).assign(model=sweep_label, dataset=sweep_on)
 save_table(grid, output_dir, "sweep")
 fig, ax = plt.subplots(figsize=(5.5, 4))
 sns.heatmap(grid.pivot(index="n_clusters", columns="n_pc", values="spearman"), annot=True, fmt=".1f", cmap="viridis",
@@ -302,14 +304,15 @@ for task in finetune_tasks:
                       .assign(task=task, model="pre-trained"))
     for seed in finetune_seeds:
         for label, method in (("without", None), ("with the method", batch_method)):
-            accuracy, encoder = finetune(task, finetune_model, method=method, epochs=finetune_epochs,
-                                         train_size=finetune_train_size or None, seed=seed, device=device)
+            # The per-layer geometry of one run of each; every run is stored, so a stopped run resumes.
+            accuracy, geometry = finetune_run(task, finetune_model, method=method, epochs=finetune_epochs,
+                                              train_size=finetune_train_size or None, seed=seed,
+                                              geometry=seed == finetune_seeds[0], device=device, resume=True)
             finetune_rows.append({"task": task, "model": finetune_model, "method": label, "seed": seed,
                                   "accuracy": accuracy})
-            if seed == finetune_seeds[0]:  # the per-layer geometry of one run of each
+            if geometry is not None:
                 name = "fine-tuned" if method is None else "fine-tuned with the method"
-                cls_tables.append(cls_geometry(encoder, pretrained.tokenizer, task, method=method, random_state=seed,
-                                               device=device).assign(task=task, model=name))
+                cls_tables.append(geometry.assign(task=task, model=name))
 finetuned = pd.DataFrame(finetune_rows, columns=["task", "model", "method", "seed", "accuracy"])
 cls_table = pd.concat(cls_tables, ignore_index=True) if cls_tables else None
 if finetune_tasks:

@@ -96,3 +96,31 @@ def test_reading_an_entry_marks_it_used(cache_dir):
     os.utime(meta, (0, 0))
     embed("minilm", ["A cat sat."], layers=[-1])
     assert meta.stat().st_mtime > time.time() - 60
+
+
+def test_memoized_computes_once_per_inputs_and_code(cache_dir):
+    import numpy as np
+
+    from isolib import transforms
+
+    calls = []
+
+    def compute(value):
+        calls.append(value)
+        return {"value": value}
+
+    inputs = {"points": np.arange(6.0).reshape(3, 2), "seed": 0}
+    assert cache.memoized("step", inputs, lambda: compute(1), code=[transforms]) == {"value": 1}
+    assert cache.memoized("step", dict(inputs), lambda: compute(2), code=[transforms]) == {"value": 1}
+    changed = {**inputs, "points": inputs["points"] + 1e-12}
+    assert cache.memoized("step", changed, lambda: compute(3), code=[transforms]) == {"value": 3}
+    assert calls == [1, 3], "the same inputs and code reuse the stored value; other inputs compute again"
+    stored = sorted((cache_dir / "results" / "step").glob("*.pkl"))
+    stored[0].write_bytes(b"not a pickle")  # a damaged file is computed again, never trusted
+    cache.memoized("step", inputs, lambda: compute(4), code=[transforms])
+    cache.memoized("step", changed, lambda: compute(5), code=[transforms])
+    assert len(calls) == 3 and calls[-1] in (4, 5)
+    listed = cache.listing(cache.entries())
+    assert listed[listed.rows == "results: step"].texts.item() == 2
+    with pytest.raises(TypeError, match="cannot hash"):
+        cache.memoized("step", {"x": object()}, lambda: 0, code=[transforms])

@@ -236,8 +236,9 @@ def test_finetuning_texts_and_labels():
         finetune_texts("mnli", "train")
 
 
-def test_a_short_finetuning_run_and_the_cls_geometry_it_reports():
-    accuracy, encoder = finetune("rte", method=BatchMethod(), epochs=1, train_size=32, seed=0)
+def test_a_short_finetuning_run_and_the_cls_geometry_it_reports(cache_dir, monkeypatch):
+    options = dict(method=BatchMethod(), epochs=1, train_size=32, seed=0)
+    accuracy, encoder = finetune("rte", **options)
     assert 0 <= accuracy <= 1
     from isolib.models import load_model
 
@@ -245,3 +246,35 @@ def test_a_short_finetuning_run_and_the_cls_geometry_it_reports():
     assert table.layer.tolist() == [1, 2, 3, 4, 5, 6, 6] and table.processed.tolist() == [False] * 6 + [True]
     assert table.mean_ratio.between(0, 1).all() and table.i_w.between(0, 1).all()
     assert table.mean_ratio.iloc[-1] < 1e-6  # per-batch centring leaves the processed vectors zero-mean
+
+    # finetune_run: the same run and geometry; with resume, stored and read back without training again.
+    stored_accuracy, stored_table = study.finetune_run("rte", geometry=True, resume=True, **options)
+    assert stored_accuracy == accuracy
+    pd.testing.assert_frame_equal(stored_table, table)
+
+    def fail(*args, **kwargs):
+        raise AssertionError("a stored fine-tuning run must not be trained again")
+
+    monkeypatch.setattr(study, "finetune", fail)
+    again_accuracy, again_table = study.finetune_run("rte", geometry=True, resume=True, **options)
+    assert again_accuracy == accuracy
+    pd.testing.assert_frame_equal(again_table, table)
+
+
+def test_a_resumed_run_reuses_the_stored_rows(cache_dir, monkeypatch):
+    X = shifted_mixture(n=100)
+    ids = np.repeat(np.arange(50), 4)
+    pairs = PairedSentences([str(i) for i in range(50)], np.arange(0, 50, 2), np.arange(1, 50, 2),
+                            np.random.default_rng(1).uniform(0, 5, 25))
+    options = dict(seeds=[0, 1], methods=["Mean", PROPOSED], resume=True)
+    first = evaluate_methods(X, ids, pairs, Settings(2, 1, 1), **options)
+    grid = sweep(X, ids, pairs, [1, 2], [1], seeds=[0], resume=True)
+
+    def fail(*args, **kwargs):
+        raise AssertionError("a stored row must not be computed again")
+
+    monkeypatch.setattr(study, "transform_tokens", fail)
+    pd.testing.assert_frame_equal(evaluate_methods(X, ids, pairs, Settings(2, 1, 1), **options), first)
+    pd.testing.assert_frame_equal(sweep(X, ids, pairs, [1, 2], [1], seeds=[0], resume=True), grid)
+    with pytest.raises(AssertionError, match="must not be computed"):  # another seed is not stored
+        evaluate_methods(X, ids, pairs, Settings(2, 1, 1), **{**options, "seeds": [2]})

@@ -14,6 +14,8 @@ comparison table on :mod:`isolib.transforms`, :mod:`isolib.evaluation` and :mod:
 * :func:`probe_accuracy` -- a logistic-regression probe on sentence vectors (the SST-2 protocol);
 * :func:`finetune` -- fine-tuning on RTE or WiC with the method on each batch's [CLS] vectors or without
   (:func:`isotropise_batch`), and :func:`cls_geometry` -- I(W), IsoScore and the mean of [CLS] per layer;
+  :func:`finetune_run` -- both, stored in the cache so that a stopped run resumes (as the rows and the
+  grid points of :func:`evaluate_methods` and :func:`sweep` with ``resume=True``);
 * :func:`assess_findings` -- the slides' claims and numbers beside ours, judged by :mod:`isolib.findings`.
 
 Protocol (stated once)
@@ -30,6 +32,7 @@ values are comparable only between methods on the same vectors. IsoScore is give
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from collections.abc import Sequence
 
@@ -38,7 +41,11 @@ import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.linear_model import LogisticRegression
 
+import isolib.evaluation
+import isolib.metrics
+import isolib.transforms
 from isolib import datasets
+from isolib.cache import memoized
 from isolib.embed import split_view
 from isolib.evaluation import mean_pool, sts_correlation
 from isolib.findings import (
@@ -85,6 +92,7 @@ __all__ = [
     "isotropise_batch",
     "finetune",
     "cls_geometry",
+    "finetune_run",
     "counterpart",
     "models_run",
     "assess_findings",
@@ -199,14 +207,26 @@ def _scores(tokens: np.ndarray, sentence_ids: np.ndarray, pairs: PairedSentences
             "isoscore_tokens": isoscore(tokens), "isoscore_sentences": isoscore(sentences)}
 
 
+# What a stored row or grid point depends on besides its inputs (:func:`isolib.cache.memoized`).
+_ROW_CODE = (sys.modules[__name__], isolib.transforms, isolib.metrics, isolib.evaluation)
+
+
 def _method_row(points: np.ndarray, sentence_ids: np.ndarray, pairs: PairedSentences, settings: Settings, method: str,
-                seed: int | None, n_init: int) -> dict:
-    processed = transform_tokens(points, method, settings, n_init=n_init, random_state=seed)
-    return {"method": method, "seed": np.nan if seed is None else seed, **_scores(processed, sentence_ids, pairs)}
+                seed: int | None, n_init: int, resume: bool) -> dict:
+    def compute() -> dict:
+        processed = transform_tokens(points, method, settings, n_init=n_init, random_state=seed)
+        return {"method": method, "seed": np.nan if seed is None else seed, **_scores(processed, sentence_ids, pairs)}
+
+    if not resume:
+        return compute()
+    inputs = {"points": points, "sentence_ids": sentence_ids, "pairs": pairs, "settings": settings, "method": method,
+              "seed": seed, "n_init": n_init}
+    return memoized("rajaee_sts_rows", inputs, compute, code=_ROW_CODE)
 
 
 def evaluate_methods(tokens, sentence_ids, pairs: PairedSentences, settings: Settings, *, seeds: Sequence[int] = (0,),
-                     methods: Sequence[str] = METHODS, n_init: int = 1, n_jobs: int | None = None) -> pd.DataFrame:
+                     methods: Sequence[str] = METHODS, n_init: int = 1, n_jobs: int | None = None,
+                     resume: bool = False) -> pd.DataFrame:
     """Every method on one dataset: STS correlations and isotropy, stochastic methods once per seed.
 
     Parameters
@@ -226,6 +246,9 @@ def evaluate_methods(tokens, sentence_ids, pairs: PairedSentences, settings: Set
     n_jobs : int or None
         Worker processes over the (method, seed) rows (joblib; None: one, -1: every core). Each row
         is seeded, so the values do not depend on it (up to the rounding of threaded sums).
+    resume : bool
+        Store each row in the cache as it is finished (:func:`isolib.cache.memoized`) and reuse the
+        rows stored for the same inputs and code: a run stopped half-way resumes where it was.
 
     Returns
     -------
@@ -236,7 +259,7 @@ def evaluate_methods(tokens, sentence_ids, pairs: PairedSentences, settings: Set
     points = np.asarray(tokens, dtype=np.float32)
     ids = np.asarray(sentence_ids)
     runs = [(method, seed) for method in methods for seed in (seeds if method in STOCHASTIC_METHODS else [None])]
-    rows = Parallel(n_jobs=n_jobs)(delayed(_method_row)(points, ids, pairs, settings, method, seed, n_init)
+    rows = Parallel(n_jobs=n_jobs)(delayed(_method_row)(points, ids, pairs, settings, method, seed, n_init, resume)
                                    for method, seed in runs)
     return pd.DataFrame(rows)
 
@@ -250,17 +273,25 @@ def method_summary(results: pd.DataFrame, by: Sequence[str] = ("method",)) -> pd
 
 
 def _sweep_spearman(points: np.ndarray, sentence_ids: np.ndarray, pairs: PairedSentences, settings: Settings,
-                    seed: int, n_init: int) -> float:
-    processed = transform_tokens(points, PROPOSED, settings, n_init=n_init, random_state=seed)
-    sentences = mean_pool(processed, sentence_ids, n_sentences=len(pairs.sentences))
-    return sts_correlation(sentences[pairs.first], sentences[pairs.second], pairs.gold).spearman
+                    seed: int, n_init: int, resume: bool) -> float:
+    def compute() -> float:
+        processed = transform_tokens(points, PROPOSED, settings, n_init=n_init, random_state=seed)
+        sentences = mean_pool(processed, sentence_ids, n_sentences=len(pairs.sentences))
+        return sts_correlation(sentences[pairs.first], sentences[pairs.second], pairs.gold).spearman
+
+    if not resume:
+        return compute()
+    inputs = {"points": points, "sentence_ids": sentence_ids, "pairs": pairs, "settings": settings, "seed": seed,
+              "n_init": n_init}
+    return memoized("rajaee_sweep", inputs, compute, code=_ROW_CODE)
 
 
 def sweep(tokens, sentence_ids, pairs: PairedSentences, cluster_counts: Sequence[int], pc_counts: Sequence[int], *,
-          seeds: Sequence[int] = (0,), n_init: int = 1, n_jobs: int | None = None) -> pd.DataFrame:
+          seeds: Sequence[int] = (0,), n_init: int = 1, n_jobs: int | None = None, resume: bool = False) -> pd.DataFrame:
     """Spearman x 100 of the proposed method over a grid of k and n_pc (mean over ``seeds``).
 
-    ``n_jobs`` worker processes share the grid points and seeds, as in :func:`evaluate_methods`.
+    ``n_jobs`` worker processes share the grid points and seeds, and ``resume`` stores and reuses each
+    point, as in :func:`evaluate_methods`.
 
     Returns
     -------
@@ -271,7 +302,7 @@ def sweep(tokens, sentence_ids, pairs: PairedSentences, cluster_counts: Sequence
     ids = np.asarray(sentence_ids)
     grid = [(n_clusters, n_pc) for n_clusters in cluster_counts for n_pc in pc_counts]
     values = Parallel(n_jobs=n_jobs)(delayed(_sweep_spearman)(points, ids, pairs, Settings(n_clusters, n_pc, 0), seed,
-                                                               n_init)
+                                                               n_init, resume)
                                      for n_clusters, n_pc in grid for seed in seeds)
     per_point = np.reshape(values, (len(grid), len(seeds)))
     spread = per_point.std(axis=1, ddof=1) if len(seeds) > 1 else np.zeros(len(grid))
@@ -536,6 +567,41 @@ def cls_geometry(encoder, tokenizer, task: str, *, method: BatchMethod | None = 
              "mean_ratio": np.linalg.norm(vectors.mean(axis=0)) / np.linalg.norm(vectors, axis=1).mean()}
             for layer, done, vectors in clouds]
     return pd.DataFrame(rows)
+
+
+def finetune_run(task: str, model: str = "minilm", *, method: BatchMethod | None = None, epochs: int = 2,
+                 train_size: int | None = None, seed: int = 0, geometry: bool = False, device: str = "cpu",
+                 resume: bool = False) -> tuple[float, pd.DataFrame | None]:
+    """One fine-tuning run (:func:`finetune`) and, with ``geometry``, the [CLS] geometry of its encoder.
+
+    With ``resume`` the result is stored in the cache and reused for the same task, model weights,
+    settings, seed and code (:func:`isolib.cache.memoized`): a run of notebook 03 stopped during its
+    fine-tuning resumes with the runs it finished (each takes minutes on a CPU).
+
+    Returns
+    -------
+    accuracy : float
+        Dev accuracy, in [0, 1].
+    geometry : pandas.DataFrame or None
+        :func:`cls_geometry` of the fine-tuned encoder on the dev pairs (with ``method``, and
+        ``random_state=seed``), or None without ``geometry``.
+    """
+    import isolib.models
+
+    def compute() -> tuple[float, pd.DataFrame | None]:
+        accuracy, encoder = finetune(task, model, method=method, epochs=epochs, train_size=train_size, seed=seed,
+                                     device=device)
+        if not geometry:
+            return accuracy, None
+        tokenizer = isolib.models.load_model(model, device=device).tokenizer
+        return accuracy, cls_geometry(encoder, tokenizer, task, method=method, random_state=seed, device=device)
+
+    if not resume:
+        return compute()
+    inputs = {"task": task, "model": isolib.models.fingerprint(model), "method": method, "epochs": epochs,
+              "train_size": train_size, "seed": seed, "geometry": geometry, "device": device}
+    code = (sys.modules[__name__], isolib.models, isolib.transforms, isolib.metrics, isolib.datasets)
+    return memoized("rajaee_finetune", inputs, compute, code=code)
 
 
 # --------------------------------------------------------------------------- findings
