@@ -140,7 +140,8 @@ print(f"{len(sentences)} of {len(all_sentences)} distinct {corpus.upper()} sente
 # every decoder is also analysed in the views of `decoder_views` — `drop` removes position 0
 # from every statistic, `start_token` prepends the tokenizer's start token so that the sink is
 # a special token (`isolib.embed`, "The first position"). The *first-position norm ratio* is the
-# mean norm of each sentence's first word over that of the other words, per layer.
+# mean norm of each sentence's first token over that of its other tokens (special tokens aside;
+# punctuation counted), per layer.
 
 # %%
 # NBVAL_CHECK_OUTPUT
