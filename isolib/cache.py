@@ -160,8 +160,8 @@ def sizes(found: list[CacheEntry]) -> pd.DataFrame:
                          "size": per_model["sum"].map(human_size)})
 
 
-def prune(*, older_than_days: float | None = None, model: str | None = None, everything: bool = False,
-          dry_run: bool = False, root: Path | None = None) -> list[CacheEntry]:
+def prune(*, older_than_days: float | None = None, model: str | None = None, folders: Sequence[str] | None = None,
+          everything: bool = False, dry_run: bool = False, root: Path | None = None) -> list[CacheEntry]:
     """Delete the cache entries that match every filter given, and the untrusted leftovers over an hour old.
 
     Do not prune the entries a running extraction is writing (``--all`` would include its ``.partial``
@@ -173,6 +173,9 @@ def prune(*, older_than_days: float | None = None, model: str | None = None, eve
         Entries (and interrupted extractions) not used for more than this many days.
     model : str, optional
         Entries of this model (name or Hub id as given to ``embed``).
+    folders : sequence of str, optional
+        Entries by their folder name (the last column of ``cache list``), e.g. those a changed
+        study no longer reads.
     everything : bool
         Every entry; needed when no filter is given, so that a bare ``prune`` deletes nothing by accident.
     dry_run : bool
@@ -188,8 +191,8 @@ def prune(*, older_than_days: float | None = None, model: str | None = None, eve
     ValueError
         If no filter is given and ``everything`` is False, or ``older_than_days`` is negative.
     """
-    if older_than_days is None and model is None and not everything:
-        raise ValueError("Give --older-than DAYS, --model NAME or --all; a bare prune deletes nothing.")
+    if older_than_days is None and model is None and not folders and not everything:
+        raise ValueError("Give --older-than DAYS, --model NAME, --folder NAME or --all; a bare prune deletes nothing.")
     if older_than_days is not None and older_than_days < 0:
         raise ValueError(f"--older-than must be a number of days >= 0, got {older_than_days}.")
     cutoff = None if older_than_days is None else time.time() - older_than_days * 86400
@@ -200,6 +203,8 @@ def prune(*, older_than_days: float | None = None, model: str | None = None, eve
                 chosen.append(entry)
             continue
         if model is not None and entry.model != model:  # partial folders have no known model
+            continue
+        if folders and entry.path.name not in folders:
             continue
         if cutoff is not None and entry.last_used >= cutoff:
             continue

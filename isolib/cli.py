@@ -61,8 +61,8 @@ def _cache(args) -> int:
     from isolib.models import cache_root
 
     if args.action == "prune":
-        removed = cache.prune(older_than_days=args.older_than, model=args.model, everything=args.all,
-                              dry_run=args.dry_run)
+        removed = cache.prune(older_than_days=args.older_than, model=args.model, folders=args.folder,
+                              everything=args.all, dry_run=args.dry_run)
         verb = "would delete" if args.dry_run else "deleted"
         for entry in removed:
             print(f"{verb} {entry.path.name} ({entry.model or entry.status}, {cache.human_size(entry.size)})")
@@ -121,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("action", choices=("list", "size", "prune"))
     cache.add_argument("--older-than", type=float, metavar="DAYS", help="prune: entries not used for DAYS days")
     cache.add_argument("--model", help="prune: entries of this model (name or Hub id)")
+    cache.add_argument("--folder", action="append", metavar="NAME",
+                       help="prune: the entry in this folder (the last column of `cache list`); repeat for several")
     cache.add_argument("--all", action="store_true", help="prune: every entry")
     cache.add_argument("--dry-run", action="store_true", help="prune: list what would be deleted, delete nothing")
     cache.set_defaults(func=_cache)

@@ -58,6 +58,8 @@ def test_prune_by_age_and_model_and_only_with_a_filter(filled, capsys):
     assert main(["cache", "prune", "--older-than", "30"]) == 0
     assert "deleted 2 folder(s)" in capsys.readouterr().out
     assert not (filled / "embeddings" / ("a" * 32)).exists()
+    assert main(["cache", "prune", "--folder", "c" * 32, "--dry-run"]) == 0
+    assert "would delete 1 folder(s)" in capsys.readouterr().out
     removed = cache.prune(model="smollm2")
     assert [entry.model for entry in removed] == ["smollm2"]
     assert {entry.path.name for entry in cache.entries()} == {"b" * 32, "d" * 32 + ".partial"}
