@@ -152,7 +152,9 @@ def listing(found: list[CacheEntry]) -> pd.DataFrame:
 
 def sizes(found: list[CacheEntry]) -> pd.DataFrame:
     """Entries and disk use per model (partial and leftover folders apart), with a total row."""
-    table = pd.DataFrame({"model": [entry.model or f"({entry.status})" for entry in found],
+    label = {entry.path: entry.model or ("(stored results)" if entry.rows.startswith("results") else f"({entry.status})")
+             for entry in found}
+    table = pd.DataFrame({"model": [label[entry.path] for entry in found],
                           "bytes": [entry.size for entry in found]}, columns=["model", "bytes"])
     per_model = table.groupby("model", sort=True).bytes.agg(["count", "sum"]).reset_index()
     per_model.loc[len(per_model)] = ["total", int(per_model["count"].sum()), int(per_model["sum"].sum())]
