@@ -225,6 +225,28 @@ def test_the_measures_are_the_same_without_stored_special_tokens(minilm, cache_d
     pd.testing.assert_frame_equal(anisotropy_by_layer(content, n_samples=20), anisotropy_by_layer(every, n_samples=20))
 
 
+def test_stored_layer_statistics_are_reused_without_reading_the_layers(minilm, cache_dir, monkeypatch):
+    from isolib.embed import embed
+
+    sentences = ["The cat sat on the mat.", "A cat is on a mat!", "The dog sat there.", "Cats and dogs sat."] * 3
+    embeddings = embed(minilm, sentences, layers=[0, -1], keep_special=False)
+    index = occurrence_index(embeddings.tokens, min_contexts=2)
+    expected = contextuality.contextuality_by_layer(embeddings, index, n_samples=20)
+    stored = contextuality.contextuality_by_layer(embeddings, index, n_samples=20, resume=True)
+
+    def fail(*args, **kwargs):
+        raise AssertionError("stored statistics must not be computed again")
+
+    monkeypatch.setattr(contextuality, "layer_statistics", fail)
+    monkeypatch.setattr(type(embeddings), "layer", fail)
+    again = contextuality.contextuality_by_layer(embeddings, index, n_samples=20, resume=True)
+    for ours, reference in zip((stored, again), (expected, expected)):
+        pd.testing.assert_frame_equal(ours[0], reference[0])
+        pd.testing.assert_frame_equal(ours[1], reference[1])
+    with pytest.raises(AssertionError, match="must not be computed again"):  # other options: computed
+        contextuality.contextuality_by_layer(embeddings, index, n_samples=21, resume=True)
+
+
 @pytest.mark.parametrize("n_samples", [40, 400])  # fewer and more occurrences than dimensions
 def test_first_principal_direction_recovers_the_direction(n_samples):
     generator = np.random.default_rng(n_samples)

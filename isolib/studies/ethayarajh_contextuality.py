@@ -48,6 +48,7 @@ from __future__ import annotations
 import functools
 import numbers
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -57,8 +58,10 @@ import pandas as pd
 import scipy.linalg
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+import isolib.metrics
 from isolib import datasets
 from isolib._blas import one_blas_thread
+from isolib.cache import memoized
 from isolib._checks import as_points, rng
 from isolib.embed import is_punctuation, unit_text
 from isolib.evaluation import WordVectors, analogy_accuracy, categorization_purity, word_similarity
@@ -406,8 +409,13 @@ def layer_statistics(index: OccurrenceIndex, layer_array, *, n_samples: int = 10
     return LayerStatistics(summary, per_word)
 
 
+# What a stored layer's statistics depend on besides their inputs (:func:`isolib.cache.memoized`).
+_LAYER_CODE = (sys.modules[__name__], isolib.metrics)
+
+
 def contextuality_by_layer(embeddings, index: OccurrenceIndex, *, n_samples: int = 1000,
-                           max_occurrences: int | None = None, random_state: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+                           max_occurrences: int | None = None, random_state: int = 0,
+                           resume: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`layer_statistics` for every stored layer of one model.
 
     Parameters
@@ -417,6 +425,11 @@ def contextuality_by_layer(embeddings, index: OccurrenceIndex, *, n_samples: int
         Built from ``embeddings.tokens``.
     n_samples, max_occurrences, random_state
         As in :func:`layer_statistics`.
+    resume : bool
+        Store each layer's statistics in the cache (:func:`isolib.cache.memoized`, keyed by the
+        embedding entry, the index, the options and this module's and the metrics' source) and reuse
+        them: a rerun that changes only what is plotted does not read the layers again, and a
+        stopped run resumes at the layer it was on.
 
     Returns
     -------
@@ -426,10 +439,20 @@ def contextuality_by_layer(embeddings, index: OccurrenceIndex, *, n_samples: int
     per_word : pandas.DataFrame
         One row per (layer, word): ``model``, ``layer``, ``word`` and the per-word columns.
     """
+    options = {"n_samples": n_samples, "max_occurrences": max_occurrences, "random_state": random_state}
+    if resume:
+        occurrences = index.occurrences
+        identity = {"entry": embeddings.path.name, "first_position": embeddings.first_position,
+                    "words": occurrences.word.to_numpy(dtype=object), "sentence_id": occurrences.sentence_id.to_numpy(),
+                    "n_pieces": occurrences.n_pieces.to_numpy(), "kept": occurrences.kept.to_numpy(),
+                    "piece_rows": index.piece_rows, "unit": index.unit, "options": options}
     rows, words = [], []
     for layer in embeddings.layers:
-        result = layer_statistics(index, embeddings.layer(layer), n_samples=n_samples,
-                                  max_occurrences=max_occurrences, random_state=random_state)
+        def compute(layer=layer) -> LayerStatistics:
+            return layer_statistics(index, embeddings.layer(layer), **options)
+
+        result = (memoized("ethayarajh_layers", {**identity, "layer": layer}, compute, code=_LAYER_CODE) if resume
+                  else compute())
         rows.append({"model": embeddings.model, "layer": layer, "n_layers": embeddings.n_layers, **result.summary})
         words.append(result.per_word.reset_index().assign(model=embeddings.model, layer=layer))
     per_word = pd.concat(words, ignore_index=True)
