@@ -179,6 +179,7 @@ for ax, label in zip(axes[0], labels):
     ax.set_ylabel("Spearman × 100 (mean ± sd over seeds)")
     ax.set_xlabel("")
     ax.set_ylim(0, 100)
+    ax.tick_params(axis="x", labelrotation=30)  # eight dataset names side by side
     ax.get_legend().remove()
 fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncol=6, fontsize="small")
 fig.suptitle("STS Spearman of the six rows")
