@@ -267,31 +267,45 @@ def sentence_embeddings(model: str, sentences: Sequence[str], **options) -> np.n
     texts = list(sentences)
     token_options = {"layers": [-1], "max_length": config.max_seq_length, "dtype": "float32"}
     key = cache_key(fingerprint(model), texts, **token_options, pooling=(config.pooling, config.normalize))
+
+    def create(final: Path) -> None:
+        tokens = embed(model, texts, **token_options, **options)
+        pooled = _pool(tokens, config.pooling, config.normalize)
+        meta = {"format": CACHE_FORMAT, "model": tokens.model, "fingerprint": tokens.fingerprint,
+                "n_layers": tokens.n_layers, "layers": list(tokens.layers), "dim": int(pooled.shape[1]),
+                "dtype": "float32", "n_sentences": len(texts), "max_length": config.max_seq_length,
+                "pooling": config.pooling, "normalize": config.normalize}
+
+        def write(tmp: Path) -> None:
+            np.save(tmp / "sentences.npy", pooled)
+            (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+
+        _write_atomically(final, write)
+        remove_entry(tokens.path)
+
+    return np.load(_cache_entry(key, create) / "sentences.npy")
+
+
+def _cache_entry(key: str, create) -> Path:
+    """The cache folder of ``key``, made by ``create(folder)`` if it has no ``meta.json`` yet.
+
+    Two processes asking for the same entry (make -j2, two notebooks): one creates it under a file
+    lock, the other waits and then reads what the first wrote. Reading an entry marks it used (the
+    time of its ``meta.json``), for ``python -m isolib cache list`` and ``prune``.
+    """
     root = cache_root() / "embeddings"
     final = root / key
     if not (final / "meta.json").exists():
         root.mkdir(parents=True, exist_ok=True)
         with FileLock(root / f"{key}.lock"):
             if not (final / "meta.json").exists():
-                tokens = embed(model, texts, **token_options, **options)
-                pooled = _pool(tokens, config.pooling, config.normalize)
-                meta = {"format": CACHE_FORMAT, "model": tokens.model, "fingerprint": tokens.fingerprint,
-                        "n_layers": tokens.n_layers, "layers": list(tokens.layers), "dim": int(pooled.shape[1]),
-                        "dtype": "float32", "n_sentences": len(texts), "max_length": config.max_seq_length,
-                        "pooling": config.pooling, "normalize": config.normalize}
-
-                def write(tmp: Path) -> None:
-                    np.save(tmp / "sentences.npy", pooled)
-                    (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
-
-                _write_atomically(final, write)
-                remove_entry(tokens.path)
-                return pooled
+                create(final)
+                return final
     try:
-        os.utime(final / "meta.json")  # marks the entry used
+        os.utime(final / "meta.json")
     except OSError:
-        pass
-    return np.load(final / "sentences.npy")
+        pass  # a read-only cache is still readable
+    return final
 
 
 def _pool(tokens: Embeddings, pooling: str, normalize: bool) -> np.ndarray:
@@ -398,25 +412,14 @@ def embed(
     weights = model.fingerprint if isinstance(model, LoadedModel) else fingerprint(model)
     key = cache_key(weights, texts, layers=layers, max_length=max_length, dtype=dtype, start_token=start_token,
                     keep_special=keep_special)
-    root = cache_root() / "embeddings"
-    final = root / key
-    if not (final / "meta.json").exists():
-        root.mkdir(parents=True, exist_ok=True)
-        # Two processes asking for the same extraction (make -j2, two notebooks): one computes, the other
-        # waits here and then reads what the first wrote.
-        with FileLock(root / f"{key}.lock"):
-            if not (final / "meta.json").exists():
-                loaded = model if isinstance(model, LoadedModel) else load_model(model, device=device,
-                                                                                 progress=progress)
-                _extract(loaded, texts, final, layers=layers, batch_size=batch_size,
-                         max_length=min(max_length, loaded.max_tokens), dtype=dtype, device=device,
-                         shard_size=shard_size, progress=show_progress(progress), start_token=start_token,
-                         keep_special=keep_special)
-    else:
-        try:
-            os.utime(final / "meta.json")  # marks the entry used, for `python -m isolib cache list` and prune
-        except OSError:
-            pass  # a read-only cache is still readable
+
+    def create(final: Path) -> None:
+        loaded = model if isinstance(model, LoadedModel) else load_model(model, device=device, progress=progress)
+        _extract(loaded, texts, final, layers=layers, batch_size=batch_size,
+                 max_length=min(max_length, loaded.max_tokens), dtype=dtype, device=device, shard_size=shard_size,
+                 progress=show_progress(progress), start_token=start_token, keep_special=keep_special)
+
+    final = _cache_entry(key, create)
     meta = json.loads((final / "meta.json").read_text())
     tokens, rows = pd.read_parquet(final / "tokens.parquet"), None
     if first_position == "drop":
