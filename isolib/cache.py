@@ -265,7 +265,8 @@ def _source_files(module: ModuleType) -> list[Path]:
     return sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
 
 
-def memoized(name: str, inputs: dict, compute: Callable[[], object], *, code: Sequence[ModuleType]) -> object:
+def memoized(name: str, inputs: dict, compute: Callable[[], object], *, code: Sequence[ModuleType],
+             store: bool = True) -> object:
     """``compute()``, or the value it returned before for the same inputs and code.
 
     For long deterministic steps (a seeded clustering row, a fine-tuning run), so that a run stopped
@@ -285,7 +286,11 @@ def memoized(name: str, inputs: dict, compute: Callable[[], object], *, code: Se
         Called without arguments when no stored value matches.
     code : sequence of module
         The modules (or packages) whose source determines the value.
+    store : bool
+        False: only ``compute()``, nothing read or written (a caller's ``resume=False``).
     """
+    if not store:
+        return compute()
     digest = hashlib.sha256()
     _feed(digest, inputs)
     for path in sorted({path for module in code for path in _source_files(module)}):

@@ -126,3 +126,7 @@ def test_memoized_computes_once_per_inputs_and_code(cache_dir):
     assert listed[listed.rows == "results: step"].texts.item() == 2
     with pytest.raises(TypeError, match="cannot hash"):
         cache.memoized("step", {"x": object()}, lambda: 0, code=[transforms])
+    # store=False (a caller's resume=False): computed every time, nothing read or written.
+    files = sorted((cache_dir / "results" / "step").iterdir())
+    assert cache.memoized("step", inputs, lambda: compute(6), code=[transforms], store=False) == {"value": 6}
+    assert sorted((cache_dir / "results" / "step").iterdir()) == files

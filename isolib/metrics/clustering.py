@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.linalg.blas import sgemm
 from sklearn.cluster import KMeans
 
 from isolib._checks import check_int, check_same_length, rng, sample_rows, sklearn_seed
@@ -134,10 +135,22 @@ def silhouette(
     local_norms = np.einsum("ij,ij->i", local, local, dtype=np.float64)
     one_hot = np.zeros((n_samples, n_labels), dtype=np.float32)
     one_hot[np.arange(n_samples), codes] = 1.0
+    ones = np.ones(block, dtype=np.float32)
+    # The one cluster of each block, or -1 for a block shared by small clusters (codes are sorted).
+    block_labels = [codes[rows.start] if codes[rows.start] == codes[rows.stop - 1] else -1 for rows in blocks]
     block_pairs = [(i, j) for i in range(len(blocks)) for j in range(i, len(blocks))]
     # Each thread adds into its own (n_samples, n_labels) array; they are summed at the end.
     per_thread = threading.local()
     accumulators = []
+
+    def add_cluster_sums(sums: np.ndarray, rows: slice, distances: np.ndarray, column_block: int) -> None:
+        # Each product sums at most `block` float32 terms; blocks add up in float64. Against a block of
+        # one cluster it is a product with ones, several times faster than with the one-hot labels.
+        label = block_labels[column_block]
+        if label >= 0:
+            sums[rows, label] += distances @ ones[: distances.shape[1]]
+        else:
+            sums[rows] += distances @ one_hot[blocks[column_block]]
 
     def add_block_pair(pair: tuple[int, int]) -> None:
         if not hasattr(per_thread, "sums"):
@@ -148,18 +161,22 @@ def silhouette(
         shift = block_means[pair[1]] - block_means[pair[0]]
         row_terms = local_norms[rows] - 2.0 * (local[rows] @ shift.astype(np.float32))
         column_terms = local_norms[columns] + 2.0 * (local[columns] @ shift.astype(np.float32)) + shift @ shift
-        distances = local[rows] @ local[columns].T
-        distances *= -2.0
-        distances += row_terms.astype(np.float32)[:, None]
-        distances += column_terms.astype(np.float32)[None, :]
-        np.maximum(distances, 0.0, out=distances)
-        np.sqrt(distances, out=distances)
+        # BLAS adds -2 x'.y' in place onto the sum of the two norm terms (beta = 1), which spares
+        # two passes over the block. It writes column-major: the transposes make its
+        # (columns, rows) result this row-major (rows, columns) block.
+        distances = np.add.outer(row_terms.astype(np.float32), column_terms.astype(np.float32))
+        distances = sgemm(-2.0, local[columns].T, local[rows].T, beta=1.0, c=distances.T, trans_a=True,
+                          overwrite_c=True).T
         if pair[0] == pair[1]:
             np.fill_diagonal(distances, 0.0)
-        # Each product sums at most `block` float32 terms; blocks add up in float64.
-        per_thread.sums[rows] += distances @ one_hot[columns]
+        # Rounding can leave a near-zero squared distance below 0; clipping is a slow pass, so it
+        # runs only on a block that needs it (near-duplicate points), found by a fast minimum.
+        if distances.min() < 0:
+            np.maximum(distances, 0.0, out=distances)
+        np.sqrt(distances, out=distances)
+        add_cluster_sums(per_thread.sums, rows, distances, pair[1])
         if pair[0] != pair[1]:
-            per_thread.sums[columns] += distances.T @ one_hot[rows]
+            add_cluster_sums(per_thread.sums, columns, distances.T, pair[0])
 
     _in_threads(add_block_pair, block_pairs)
     cluster_sums = np.sum(accumulators, axis=0)

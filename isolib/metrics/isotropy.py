@@ -29,7 +29,11 @@ def principal_variances(X) -> np.ndarray:
         pairwise squared distances (Zhang et al. 2012): for centred coordinates ``z``,
         ``var_k = sum_i sum_j (z_ik - z_jk)^2 / (2 n (n - 1))``.
     """
-    points = _float_points(X, min_samples=2)
+    return _principal_variances(_float_points(X, min_samples=2))
+
+
+def _principal_variances(points: np.ndarray) -> np.ndarray:
+    """:func:`principal_variances` of points already validated by ``_float_points``."""
     variances = np.zeros(points.shape[1])
     squared = _squared_singular_values(points, centered=True)
     variances[: len(squared)] = squared / (len(points) - 1)
@@ -68,7 +72,7 @@ def isoscore(X) -> float:
     n = points.shape[1]
     if n < 2:
         raise ValueError("X has 1 feature; IsoScore needs at least 2 dimensions.")
-    variances = principal_variances(points)
+    variances = _principal_variances(points)
     norm = np.linalg.norm(variances)
     if norm == 0:
         raise ValueError("all points of X are identical, so IsoScore is undefined.")

@@ -440,19 +440,17 @@ def contextuality_by_layer(embeddings, index: OccurrenceIndex, *, n_samples: int
         One row per (layer, word): ``model``, ``layer``, ``word`` and the per-word columns.
     """
     options = {"n_samples": n_samples, "max_occurrences": max_occurrences, "random_state": random_state}
-    if resume:
-        occurrences = index.occurrences
-        identity = {"entry": embeddings.path.name, "first_position": embeddings.first_position,
-                    "words": occurrences.word.to_numpy(dtype=object), "sentence_id": occurrences.sentence_id.to_numpy(),
-                    "n_pieces": occurrences.n_pieces.to_numpy(), "kept": occurrences.kept.to_numpy(),
-                    "piece_rows": index.piece_rows, "unit": index.unit, "options": options}
+    occurrences = index.occurrences
+    identity = {"entry": embeddings.path.name, "first_position": embeddings.first_position,
+                "words": occurrences.word.to_numpy(dtype=object), "sentence_id": occurrences.sentence_id.to_numpy(),
+                "n_pieces": occurrences.n_pieces.to_numpy(), "kept": occurrences.kept.to_numpy(),
+                "piece_rows": index.piece_rows, "unit": index.unit, "options": options}
     rows, words = [], []
     for layer in embeddings.layers:
         def compute(layer=layer) -> LayerStatistics:
             return layer_statistics(index, embeddings.layer(layer), **options)
 
-        result = (memoized("ethayarajh_layers", {**identity, "layer": layer}, compute, code=_LAYER_CODE) if resume
-                  else compute())
+        result = memoized("ethayarajh_layers", {**identity, "layer": layer}, compute, code=_LAYER_CODE, store=resume)
         rows.append({"model": embeddings.model, "layer": layer, "n_layers": embeddings.n_layers, **result.summary})
         words.append(result.per_word.reset_index().assign(model=embeddings.model, layer=layer))
     per_word = pd.concat(words, ignore_index=True)

@@ -217,11 +217,9 @@ def _method_row(points: np.ndarray, sentence_ids: np.ndarray, pairs: PairedSente
         processed = transform_tokens(points, method, settings, n_init=n_init, random_state=seed)
         return {"method": method, "seed": np.nan if seed is None else seed, **_scores(processed, sentence_ids, pairs)}
 
-    if not resume:
-        return compute()
     inputs = {"points": points, "sentence_ids": sentence_ids, "pairs": pairs, "settings": settings, "method": method,
               "seed": seed, "n_init": n_init}
-    return memoized("rajaee_sts_rows", inputs, compute, code=_ROW_CODE)
+    return memoized("rajaee_sts_rows", inputs, compute, code=_ROW_CODE, store=resume)
 
 
 def evaluate_methods(tokens, sentence_ids, pairs: PairedSentences, settings: Settings, *, seeds: Sequence[int] = (0,),
@@ -279,11 +277,9 @@ def _sweep_spearman(points: np.ndarray, sentence_ids: np.ndarray, pairs: PairedS
         sentences = mean_pool(processed, sentence_ids, n_sentences=len(pairs.sentences))
         return sts_correlation(sentences[pairs.first], sentences[pairs.second], pairs.gold).spearman
 
-    if not resume:
-        return compute()
     inputs = {"points": points, "sentence_ids": sentence_ids, "pairs": pairs, "settings": settings, "seed": seed,
               "n_init": n_init}
-    return memoized("rajaee_sweep", inputs, compute, code=_ROW_CODE)
+    return memoized("rajaee_sweep", inputs, compute, code=_ROW_CODE, store=resume)
 
 
 def sweep(tokens, sentence_ids, pairs: PairedSentences, cluster_counts: Sequence[int], pc_counts: Sequence[int], *,
@@ -596,12 +592,10 @@ def finetune_run(task: str, model: str = "minilm", *, method: BatchMethod | None
         tokenizer = isolib.models.load_model(model, device=device).tokenizer
         return accuracy, cls_geometry(encoder, tokenizer, task, method=method, random_state=seed, device=device)
 
-    if not resume:
-        return compute()
     inputs = {"task": task, "model": isolib.models.fingerprint(model), "method": method, "epochs": epochs,
               "train_size": train_size, "seed": seed, "geometry": geometry, "device": device}
     code = (sys.modules[__name__], isolib.models, isolib.transforms, isolib.metrics, isolib.datasets)
-    return memoized("rajaee_finetune", inputs, compute, code=code)
+    return memoized("rajaee_finetune", inputs, compute, code=code, store=resume)
 
 
 # --------------------------------------------------------------------------- findings
