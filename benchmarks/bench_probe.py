@@ -30,7 +30,7 @@ from _results import machine, save_results
 
 FLOOR_STRIPE_ROWS = 2048
 UPDATES_PER_ROUND = 5
-ROUNDS = {"full": 3, "quick": 2}
+ROUNDS = {"full": 5, "quick": 2}
 QUICK_ROWS = 2000
 
 

@@ -184,6 +184,13 @@ def test_findings_follow_their_rules():
     assert status("The proposed method raises STS Spearman", "minilm") == "not reproduced"
     assert status("Spearman of BERT with the proposed method", "bert-base-uncased") == "reproduced"  # 66.5 vs 67.50
     assert status("Spearman of BERT with the proposed method", "minilm") == "not comparable"
+    # Why not comparable: an encoder stand-in's sentence-similarity training; a decoder stand-in has none.
+    decoder = assess_findings(_summary("smollm2 (position 0 dropped)", "stsb-dev", [50, 51, 52, 53, 54, 60],
+                                       [1e-9, 0.1, 0.2, 0.3, 0.4, 0.2]), sst2.iloc[:0])
+    (why_encoder,) = [f.rule for f in findings if f.finding.startswith("Spearman of BERT") and f.model == "minilm"]
+    (why_decoder,) = [f.rule for f in decoder if f.finding.startswith("Spearman of BERT")]
+    assert "sentence-similarity training" in why_encoder
+    assert why_decoder == "smollm2 (position 0 dropped) stands in for GPT-2; the slides give BERT's numbers only."
     assert status("The method makes the token space isotropic", "minilm") == "reproduced"
     assert status("The proposed method is the best", "bert-base-uncased") == "reproduced"
     assert status("The proposed method is the best", "minilm") == "not reproduced"

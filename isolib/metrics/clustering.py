@@ -6,16 +6,14 @@ Sources: Rousseeuw (1987) for :func:`silhouette`; Cai et al. (2021) for
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.linalg.blas import sgemm
 from sklearn.cluster import KMeans
 
 from isolib._checks import check_int, check_same_length, rng, sample_rows, sklearn_seed
-from isolib.metrics._common import _factorize, _float_points, _group_sums, _in_threads, _row_chunks
+from isolib.metrics._common import _factorize, _float_points, _group_sums, _row_chunks, _sum_in_threads
 
 # Silhouette blocks are square: this many points a side (4 MB of float32 distances).
 _SILHOUETTE_BLOCK = 1024
@@ -67,8 +65,9 @@ def silhouette(
     Distances are computed block by block, in parallel threads: each pair of
     blocks of at most ``chunk_size`` points costs one float32 matrix product,
     used for both blocks since distances are symmetric; per-cluster sums come from
-    one product with the blocks' one-hot label matrix and are accumulated in
-    float64. Memory: one block per thread plus an ``(n_samples, n_labels)``
+    a product with ones (a block of one cluster) or with the block's one-hot labels
+    (a block shared by small clusters) and are accumulated in float64. Memory: one
+    block per thread, two float32 copies of the points, and an ``(n_samples, n_labels)``
     float64 array of sums per thread.
 
     Precision: the float32 expansion ``||x||^2 + ||y||^2 - 2 x.y`` errs by about
@@ -124,8 +123,9 @@ def silhouette(
 
     # Sorted by label, each block holds one cluster (or a run of clusters too small for a
     # block of their own) and is centred at its own mean: see the Notes.
-    order = np.argsort(codes, kind="stable")
-    points, codes = points[order], codes[order]
+    if np.any(codes[1:] < codes[:-1]):  # a copy only when not sorted already (a probe's labels often are)
+        order = np.argsort(codes, kind="stable")
+        points, codes = points[order], codes[order]
     sizes = np.bincount(codes, minlength=n_labels)
     blocks = _label_blocks(sizes, block)
     block_means = np.stack([points[rows].mean(axis=0, dtype=np.float64) for rows in blocks])
@@ -133,15 +133,15 @@ def silhouette(
     for rows, mean in zip(blocks, block_means):
         local[rows] = points[rows] - mean
     local_norms = np.einsum("ij,ij->i", local, local, dtype=np.float64)
-    one_hot = np.zeros((n_samples, n_labels), dtype=np.float32)
-    one_hot[np.arange(n_samples), codes] = 1.0
+    minus_two_local = local * np.float32(-2.0)  # exact (a power of two): one pass here, none per block pair
     ones = np.ones(block, dtype=np.float32)
-    # The one cluster of each block, or -1 for a block shared by small clusters (codes are sorted).
+    # The one cluster of each block, or -1 for a block shared by small clusters (codes are sorted);
+    # only the shared blocks need the one-hot labels.
     block_labels = [codes[rows.start] if codes[rows.start] == codes[rows.stop - 1] else -1 for rows in blocks]
+    if min(block_labels) < 0:
+        one_hot = np.zeros((n_samples, n_labels), dtype=np.float32)
+        one_hot[np.arange(n_samples), codes] = 1.0
     block_pairs = [(i, j) for i in range(len(blocks)) for j in range(i, len(blocks))]
-    # Each thread adds into its own (n_samples, n_labels) array; they are summed at the end.
-    per_thread = threading.local()
-    accumulators = []
 
     def add_cluster_sums(sums: np.ndarray, rows: slice, distances: np.ndarray, column_block: int) -> None:
         # Each product sums at most `block` float32 terms; blocks add up in float64. Against a block of
@@ -152,21 +152,15 @@ def silhouette(
         else:
             sums[rows] += distances @ one_hot[blocks[column_block]]
 
-    def add_block_pair(pair: tuple[int, int]) -> None:
-        if not hasattr(per_thread, "sums"):
-            per_thread.sums = np.zeros((n_samples, n_labels))
-            accumulators.append(per_thread.sums)
+    def add_block_pair(sums: np.ndarray, pair: tuple[int, int]) -> None:
         rows, columns = blocks[pair[0]], blocks[pair[1]]
         # x - y = x' - y' - shift, with x' and y' centred at their own blocks' means.
         shift = block_means[pair[1]] - block_means[pair[0]]
         row_terms = local_norms[rows] - 2.0 * (local[rows] @ shift.astype(np.float32))
         column_terms = local_norms[columns] + 2.0 * (local[columns] @ shift.astype(np.float32)) + shift @ shift
-        # BLAS adds -2 x'.y' in place onto the sum of the two norm terms (beta = 1), which spares
-        # two passes over the block. It writes column-major: the transposes make its
-        # (columns, rows) result this row-major (rows, columns) block.
-        distances = np.add.outer(row_terms.astype(np.float32), column_terms.astype(np.float32))
-        distances = sgemm(-2.0, local[columns].T, local[rows].T, beta=1.0, c=distances.T, trans_a=True,
-                          overwrite_c=True).T
+        distances = local[rows] @ minus_two_local[columns].T
+        distances += row_terms.astype(np.float32)[:, None]
+        distances += column_terms.astype(np.float32)[None, :]
         if pair[0] == pair[1]:
             np.fill_diagonal(distances, 0.0)
         # Rounding can leave a near-zero squared distance below 0; clipping is a slow pass, so it
@@ -174,12 +168,12 @@ def silhouette(
         if distances.min() < 0:
             np.maximum(distances, 0.0, out=distances)
         np.sqrt(distances, out=distances)
-        add_cluster_sums(per_thread.sums, rows, distances, pair[1])
+        add_cluster_sums(sums, rows, distances, pair[1])
         if pair[0] != pair[1]:
-            add_cluster_sums(per_thread.sums, columns, distances.T, pair[0])
+            add_cluster_sums(sums, columns, distances.T, pair[0])
 
-    _in_threads(add_block_pair, block_pairs)
-    cluster_sums = np.sum(accumulators, axis=0)
+    # Each thread adds into its own (n_samples, n_labels) array of sums.
+    cluster_sums = _sum_in_threads(add_block_pair, block_pairs, (n_samples, n_labels))
 
     sizes = np.bincount(codes, minlength=n_labels).astype(np.float64)
     own = np.arange(n_samples), codes
