@@ -362,7 +362,6 @@ def test_silhouette_equals_sklearn_with_blocks_and_singletons():
     assert silhouette(X + 1e3, labels) == pytest.approx(expected, abs=1e-6)  # centred first
 
 
-
 def test_silhouette_equals_sklearn_when_small_clusters_share_blocks_and_points_repeat():
     # 80 clusters of 5 points: under chunk_size // 16 points, so blocks hold several clusters.
     X, labels = blobs(n=400, dim=8, n_clusters=80, spread=1.0, seed=5)
@@ -374,6 +373,7 @@ def test_silhouette_equals_sklearn_when_small_clusters_share_blocks_and_points_r
     expected = silhouette_score(X, labels)
     assert silhouette(X.astype(np.float32), labels, chunk_size=128) == pytest.approx(expected, abs=1e-5)
     assert silhouette(X.astype(np.float32) + 1e3, labels, chunk_size=128) == pytest.approx(expected, abs=1e-5)
+
 
 def test_silhouette_counts_each_label_vector_as_one_label():
     X, labels = blobs(n=300, dim=5, n_clusters=4)
