@@ -97,12 +97,14 @@ from isolib.studies.rajaee_cluster_isotropy import (
     DATASETS,
     DECODER,
     ENCODER,
+    FINETUNE_TASKS,
     METHODS,
     BatchMethod,
     assess_findings,
     cls_geometry,
     evaluate_methods,
     finetune_run,
+    finetune_texts,
     method_summary,
     models_run,
     probe_with_method,
@@ -294,6 +296,10 @@ print(verdicts(assess_findings(sts_summary, sst2), ["SST-2"]))
 # with it (whose processed last-layer vectors, what its classifier saw, are a separate point). The
 # full profile runs it; the quick profile leaves it out: on two CPU cores one MiniLM run of 2 epochs
 # takes about 8 minutes on RTE and 5 on WiC, so 26 minutes per seed for the four runs.
+#
+# Read the accuracies against chance, printed below them (the majority class of dev). A model that
+# 2 epochs leave near chance has barely moved from its pre-trained weights, so "the method does not
+# help" and the [CLS] geometry after fine-tuning then say little about a model that has learnt the task.
 
 # %%
 batch_method = BatchMethod(finetune_clusters, finetune_n_pc)
@@ -320,6 +326,9 @@ if finetune_tasks:
     save_table(finetuned, output_dir, "finetune")
     save_table(cls_table, output_dir, "cls_geometry")
     print(finetuned.groupby(["task", "method"], sort=False).accuracy.agg(["mean", "std"]).mul(100).round(1))
+    dev_labels = {task: finetune_texts(task, FINETUNE_TASKS[task][1])[2] for task in finetune_tasks}
+    print("Always answering the majority class of dev:",
+          ", ".join(f"{task} {100 * np.bincount(labels).max() / len(labels):.1f}" for task, labels in dev_labels.items()))
 else:
     print("Fine-tuning is not run in this profile (finetune_tasks is empty).")
 
