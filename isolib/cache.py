@@ -43,6 +43,8 @@ __all__ = ["CacheEntry", "entries", "listing", "sizes", "prune", "remove_entry",
 
 # A leftover is deleted only once it has not changed for this long: a running write may still be filling it.
 LEFTOVER_AGE_SECONDS = 3600
+# Under the cache root, beside "embeddings": the stored values of :func:`memoized`, one folder per name.
+RESULTS_FOLDER = "results"
 
 
 @dataclass(frozen=True)
@@ -231,9 +233,6 @@ def remove_entry(path: Path) -> None:
     doomed = path.with_name(f"{key}.deleting-{uuid.uuid4().hex[:8]}")
     os.replace(path, doomed)
     shutil.rmtree(doomed)
-
-
-RESULTS_FOLDER = "results"
 
 
 def _feed(digest, value) -> None:
