@@ -11,7 +11,8 @@ NB``, writing ``figures/NB/``) in a child process, and is measured from outside:
 * peak memory: the largest resident set of the child or any of its descendants (``os.wait4``; the
   kernel is the largest);
 * cache: bytes under the cache root (``ISOLIB_CACHE_DIR``) before and after, so the growth is what
-  this notebook stored.
+  this notebook stored, and the largest size seen while it ran (sampled every ``CACHE_SAMPLE_SECONDS``):
+  the disk a run needs, above what it leaves when it deletes embeddings it no longer reads.
 
 The whole collection from an empty cache: ``--cache-dir`` with a new folder, the notebooks in the order
 of ``make figures`` (later ones reuse what earlier ones stored, as in ``make figures``); it takes more
@@ -29,12 +30,14 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 GIB = 2**30
+CACHE_SAMPLE_SECONDS = 10
 
 
 def folder_bytes(folder: Path) -> int:
@@ -57,8 +60,22 @@ def measure(notebook: str, *, cache_dir: Path | None, profile: str = "full") -> 
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-m", "isolib", "reproduce", "--profile", profile, "--only", notebook],
                              cwd=ROOT, env=environment)
+    finished = threading.Event()
+    largest = [before]
+
+    def sample_cache() -> None:
+        while not finished.wait(CACHE_SAMPLE_SECONDS):
+            try:
+                largest[0] = max(largest[0], folder_bytes(root))
+            except FileNotFoundError:  # a file deleted while the folder was walked: the next sample counts it
+                pass
+
+    sampler = threading.Thread(target=sample_cache, daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
+    finished.set()
+    sampler.join()
     after = folder_bytes(root)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
     return {
@@ -71,6 +88,7 @@ def measure(notebook: str, *, cache_dir: Path | None, profile: str = "full") -> 
         "peak_memory_gib": usage.ru_maxrss * 1024 / GIB,  # Linux reports kilobytes
         "cache_before_gib": before / GIB,
         "cache_added_gib": (after - before) / GIB,
+        "cache_peak_gib": max(largest[0], after) / GIB,
         "date": datetime.datetime.now().isoformat(timespec="minutes"),
         "commit": commit.strip(),
         "usable_cores": len(os.sched_getaffinity(0)),
@@ -97,12 +115,13 @@ def markdown(records: list[dict]) -> str:
              "Measured by `benchmarks/bench_figures.py`, one notebook per run (the machine's load average at the "
              "start of each is in `figures.json`), grouped by cache folder; `cache before` says how warm it was.", "",
              "| cache folder | notebook | cache before (GiB) | wall (min) | CPU (min) | peak memory (GiB) | "
-             "cache added (GiB) | exit | date | commit |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
+             "cache added (GiB) | cache at its largest (GiB) | exit | date | commit |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for record in sorted(records, key=lambda r: (r["profile"], r["cache"], r["notebook"])):
         lines.append(f"| {record['cache']} | {record['notebook']} ({record['profile']}) | {record['cache_before_gib']:.1f} | "
                      f"{record['wall_minutes']:.1f} | {record['cpu_minutes']:.1f} | {record['peak_memory_gib']:.1f} | "
-                     f"{record['cache_added_gib']:.2f} | {record['exit_status']} | {record['date']} | {record['commit']} |")
+                     f"{record['cache_added_gib']:.2f} | {_gib(record.get('cache_peak_gib'))} | {record['exit_status']} | "
+                     f"{record['date']} | {record['commit']} |")
     for cache in dict.fromkeys(r["cache"] for r in records if r["profile"] == "full"):
         chosen = {r["notebook"]: r for r in records
                   if r["cache"] == cache and r["profile"] == "full" and r["exit_status"] == 0}
@@ -111,9 +130,15 @@ def markdown(records: list[dict]) -> str:
             lines += ["", f"**Whole collection, full profile, in `{cache}`**: " + (
                 f"{sum(r['wall_minutes'] for r in chosen.values()) / 60:.1f} h wall, peak memory "
                 f"{max(r['peak_memory_gib'] for r in chosen.values()):.1f} GiB, "
-                f"{sum(r['cache_added_gib'] for r in chosen.values()):.1f} GiB of cache added."
+                f"{sum(r['cache_added_gib'] for r in chosen.values()):.1f} GiB of cache added"
+                + (f", the cache at its largest {max(r['cache_peak_gib'] for r in chosen.values()):.1f} GiB."
+                   if all("cache_peak_gib" in r for r in chosen.values()) else ".")
                 if not missing else f"not yet measured for {', '.join(missing)}.")]
     return "\n".join(lines) + "\n"
+
+
+def _gib(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"  # not sampled by runs recorded before the column existed
 
 
 def main() -> None:

@@ -73,6 +73,7 @@ n_word_pairs: int = 5  # noun and verb pairs behind the per-word MEV finding cho
 decoder_views: list = ["start_token"]  # views of a decoder's first position besides the paper's keep: drop or start_token
 min_coverage: float = 0.25  # Table 1 findings count only benchmarks with at least this share of items covered
 storage_dtype: str = "float16"  # cache dtype of the embeddings: float32 or float16
+keep_embeddings: bool = False  # keep each model's per-layer embeddings in the cache once its tables are stored
 device: str = "cpu"  # torch device: cpu or cuda
 random_state: int = 0  # seed of the sentence sample and of every occurrence sample
 
@@ -87,8 +88,8 @@ import seaborn as sns
 from IPython.display import Markdown, display
 
 from isolib.datasets import load_wordnet_pos, sample_sentences
-from isolib.embed import embed_views, first_position_norm_ratio, split_view
 from isolib.findings import STATUSES, findings_table, verdicts, write_results
+from isolib.embed import split_view
 from isolib.models import load_static
 from isolib.plotting import (describe_layers, per_layer_figure, plot_per_layer, save_figure, save_table, set_style,
                              show_table)
@@ -96,13 +97,11 @@ from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.ethayarajh_contextuality import (
     CITATION,
     assess_findings,
-    contextuality_by_layer,
+    contextuality_tables,
     corpus_sentences,
     example_word_pairs,
     lowest_self_similarity,
     models_run,
-    occurrence_index,
-    static_embedding_table,
     table1_wide,
     word_benchmarks,
 )
@@ -116,11 +115,7 @@ check_output_dir(profile, output_dir)
 #
 # Every distinct sentence of the SemEval STS 2012–2016 test sets, both sides of each pair
 # (the paper's data), or the SNLI dev sentences (the slides' data). The quick profile samples
-# 1,500 of them; the full and paper profiles take all 38,359. The embedding cache keeps every
-# extracted layer of every token but the special ones, which no statistic here reads
-# (`keep_special=False`), so the full profile stores 15 of SmolLM2's 31 layers (every third layer
-# plus the first and last three): about 33 GB of float16 for the three models, where all 31 layers
-# would take about 53 GB.
+# 1,500 of them; the full and paper profiles take all 38,359.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -129,10 +124,18 @@ sentences = sample_sentences(all_sentences, n_sentences, random_state=random_sta
 print(f"{len(sentences)} of {len(all_sentences)} distinct {corpus.upper()} sentences")
 
 # %% [markdown]
-# ## Embeddings and occurrences
+# ## Embeddings, occurrences and the tables drawn from them
 #
-# `embed` runs each model once and caches the requested layers on disk; `occurrence_index` maps
-# each analysed type to the rows holding its occurrences.
+# `contextuality_tables` runs each model once (`isolib.embed`), maps each analysed type to the rows
+# holding its occurrences (`occurrence_index`), and computes from the layers every table below: the
+# measures layer by layer, the first-position norm ratio and Table 1's PC static vectors. The
+# embeddings keep every extracted layer of every token but the special ones, which no statistic here
+# reads; the full profile extracts 15 of SmolLM2's 31 layers (every third layer plus the first and
+# last three), about 33 GB of float16 for the three models. So each view's tables are stored in the
+# cache, and its embeddings are deleted once they are (`keep_embeddings=False`): at most one view's
+# embeddings are on disk at a time (MPNet's, the largest, about 11 GB), and a rerun that changes only the figures reads
+# the tables. Editing the study module, `isolib.metrics` or `isolib.evaluation` computes them again,
+# extracting the embeddings again unless `keep_embeddings` was set.
 #
 # **A decoder's first position.** GPT-2 and SmolLM2 put no start token before a sentence, so
 # the first word becomes the *attention sink*: from the middle layers on its vector is far
@@ -145,23 +148,23 @@ print(f"{len(sentences)} of {len(all_sentences)} distinct {corpus.upper()} sente
 
 # %%
 # NBVAL_CHECK_OUTPUT
-embeddings = {}
+static = load_static(static_baseline)
+view_tables = {}
 for name in models:
-    embeddings.update(embed_views(name, sentences, views=decoder_views, layers=layers.get(name), dtype=storage_dtype,
-                                  keep_special=False, device=device))
-indexes = {}
-for label, embedding in embeddings.items():
-    indexes[label] = occurrence_index(embedding.tokens, unit=unit, min_contexts=min_contexts)
-    kept = indexes[label].occurrences.kept
-    print(f"{label}: layers {list(embedding.layers)} of {embedding.n_layers}, {len(embedding.tokens)} tokens, "
-          f"{len(indexes[label].occurrences)} non-punctuation {unit}s; {len(indexes[label].words)} types in "
-          f">= {min_contexts} sentences, with {int(kept.sum())} occurrences")
-labels = list(embeddings)
-norm_ratios = {label: first_position_norm_ratio(embeddings[label]) for label in labels}
-for label in labels:
-    if embeddings[split_view(label)[0]].starts_with_content:  # a decoder: every view
-        ratio = norm_ratios[label]
-        print(f"{label}: first-position norm ratio " + ", ".join(f"L{layer} {value:.1f}" for layer, value in ratio.items()))
+    view_tables.update(contextuality_tables(
+        name, sentences, views=decoder_views, layers=layers.get(name), dtype=storage_dtype, device=device,
+        unit=unit, min_contexts=min_contexts, n_samples=n_samples, max_occurrences=max_occurrences or None,
+        random_state=random_state, table1_layers=table1_layers, static=static, static_name=static_baseline,
+        keep_embeddings=keep_embeddings))
+labels = list(view_tables)
+for label, tables in view_tables.items():
+    print(f"{label}: layers {list(tables.layers)} of {tables.n_layers}, {tables.n_tokens} tokens, "
+          f"{tables.n_occurrences} non-punctuation {unit}s; {tables.n_types} types in "
+          f">= {min_contexts} sentences, with {tables.n_kept} occurrences")
+for label, tables in view_tables.items():
+    if tables.is_decoder:
+        print(f"{label}: first-position norm ratio "
+              + ", ".join(f"L{layer} {value:.1f}" for layer, value in tables.norm_ratio.items()))
 
 # %% [markdown]
 # ## The measures, layer by layer
@@ -174,21 +177,11 @@ for label in labels:
 # `max_occurrences` occurrences), averaged over types, with the MEV of the same 1,000 random
 # occurrences as its baseline. *Adjusted* = raw − baseline of the same layer. MEV is computed
 # both on the raw matrix (the paper's formula) and centred (the authors' per-word code used a
-# centred PCA). Each layer's results are stored in the cache (`resume=True`): a rerun that changes only
-# the figures below reads them instead of the layers (the full profile's 28 minutes of this cell).
+# centred PCA).
 
 # %%
-per_layer_tables, per_word_tables = [], []
-for label in labels:
-    layer_table, word_table = contextuality_by_layer(embeddings[label], indexes[label], n_samples=n_samples,
-                                                     max_occurrences=max_occurrences or None,
-                                                     random_state=random_state, resume=True)
-    layer_table["model"] = word_table["model"] = label
-    layer_table["first_position_norm_ratio"] = norm_ratios[label].reindex(layer_table.layer).to_numpy()
-    per_layer_tables.append(layer_table)
-    per_word_tables.append(word_table)
-per_layer = pd.concat(per_layer_tables, ignore_index=True)
-per_word = pd.concat(per_word_tables, ignore_index=True)
+per_layer = pd.concat([tables.per_layer for tables in view_tables.values()], ignore_index=True)
+per_word = pd.concat([tables.per_word for tables in view_tables.values()], ignore_index=True)
 # For the figures: one colour per model, one line style per view of its first position.
 views = per_layer.model.map(split_view)
 plotted = per_layer.assign(model=views.str[0], view=views.str[1])
@@ -378,16 +371,7 @@ print(verdicts(assess_findings(per_layer, per_word, example_pairs=example_pairs,
 # comparison: a small vocabulary makes analogies easier) and on its full vocabulary.
 
 # %%
-static = load_static(static_baseline)
-tables = []
-for label in labels:
-    # Table 1's layers among those extracted (a layer not extracted for a model is left out).
-    wanted = [layer % embeddings[label].n_layers for layer in table1_layers]
-    table = static_embedding_table(embeddings[label], indexes[label],
-                                   [layer for layer in wanted if layer in embeddings[label].layers],
-                                   static, static_name=static_baseline,
-                                   max_occurrences=max_occurrences or None, random_state=random_state)
-    tables.append(table.assign(model=label))
+tables = [view_tables[label].table1 for label in labels]
 tables.append(word_benchmarks(static, restrict_vocab=static_analogy_vocab or None)
               .assign(model=static_baseline, embedding=f"{static_baseline} ({len(static)} words)", layer=np.nan))
 table1_long = pd.concat(tables, ignore_index=True)
@@ -435,7 +419,7 @@ notes = [
     "A decoder's first position (the attention sink) is analysed as the paper did (the model's name alone) and "
     f"in the views {', '.join(decoder_views) or 'none'} (the name with the view in parentheses): each decoder "
     "finding has a row per view.",
-    f"Wall time of the notebook: {elapsed_minutes:.1f} min (embeddings read from the cache when present); "
+    f"Wall time of the notebook: {elapsed_minutes:.1f} min (tables read from the cache when stored); "
     f"peak memory of the kernel: {peak_gib:.1f} GiB.",
 ]
 results = write_results(findings, Path(output_dir) / "RESULTS.md", title="Ethayarajh (2019): results of this run",

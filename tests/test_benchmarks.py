@@ -16,7 +16,7 @@ def _bench_figures():
 def _record(notebook, cache, wall, *, profile="full", exit_status=0):
     return {"notebook": notebook, "profile": profile, "cache": cache, "exit_status": exit_status,
             "wall_minutes": wall, "cpu_minutes": wall * 1.5, "peak_memory_gib": 2.0 + wall / 100,
-            "cache_before_gib": 0.0, "cache_added_gib": 1.0, "date": "2026-11-23T23:00", "commit": "abc1234"}
+            "cache_before_gib": 0.0, "cache_added_gib": 1.0, "cache_peak_gib": 2.5 + wall / 100, "date": "2026-11-23T23:00", "commit": "abc1234"}
 
 
 def test_totals_appear_only_once_every_notebook_has_run_in_the_folder():
@@ -26,7 +26,9 @@ def test_totals_appear_only_once_every_notebook_has_run_in_the_folder():
     partial = [_record(names[0], "/work/.cache", 12.0), _record(names[1], "/work/.cache", 60.0, exit_status=1)]
     text = bench.markdown(complete + partial + [_record(names[0], "build/other", 1.0, profile="quick")])
     assert f"**Whole collection, full profile, in `build/fresh`**: {30.0 * len(names) / 60:.1f} h wall" in text
-    assert f"{float(len(names)):.1f} GiB of cache added" in text
+    assert f"{float(len(names)):.1f} GiB of cache added, the cache at its largest 2.8 GiB." in text
+    old = {key: value for key, value in complete[0].items() if key != "cache_peak_gib"}  # recorded before sampling
+    assert f"| {old['cache_added_gib']:.2f} | - | 0 |" in bench.markdown([old])
     # A failed run does not count: the second notebook is still missing from /work/.cache.
     assert "in `/work/.cache`**: not yet measured for " + ", ".join(names[1:]) in text
     assert "build/other" in text and "in `build/other`" not in text  # quick runs are listed, never totalled

@@ -421,3 +421,79 @@ def test_table1_wide_keeps_the_order_of_rows_and_benchmarks():
     assert list(scores.columns) == ["model", "embedding", "MEN", "RW"]
     assert scores.embedding.tolist() == ["L1", "L0", "glove"] and np.isnan(scores.RW[1])
     assert coverage.RW.tolist() == [0.5, 0, 1.0]
+
+
+# --------------------------------------------------------------------------- one view's tables, stored
+
+TINY_SENTENCES = ["the cat sat on the mat", "a man is playing a guitar", "the dog barks at the cat",
+                  "hi there the cat", "the man sat in the rain"] * 2
+
+
+TOY_STATIC = WordVectors(["cat", "dog", "man", "mat", "rain", "guitar"], np.random.default_rng(0).normal(size=(6, 8)))
+
+
+def _contextuality_tables(model, **options):
+    return contextuality.contextuality_tables(model, TINY_SENTENCES, layers=[0, 1, -1], min_contexts=2, n_samples=20,
+                                              table1_layers=[1, -1], static=TOY_STATIC, static_name="toy", **options)
+
+
+def _embedding_entries(cache_dir):
+    folder = cache_dir / "embeddings"
+    return sorted(path.parent.name for path in folder.glob("*/meta.json"))
+
+
+@needs_data
+def test_stored_tables_are_the_stepwise_ones_and_free_the_embeddings(tiny_models, cache_dir, monkeypatch):
+    from isolib.embed import embed, first_position_norm_ratio, split_view
+
+    decoder = tiny_models["gpt2"]
+    on_disk = []  # embedding entries present whenever an extraction starts
+    real_embed = contextuality.embed
+
+    def recording_embed(*args, **kwargs):
+        on_disk.append(_embedding_entries(cache_dir))
+        return real_embed(*args, **kwargs)
+
+    monkeypatch.setattr(contextuality, "embed", recording_embed)
+    tables = _contextuality_tables(decoder, views=["start_token", "drop"], keep_embeddings=False)
+    assert [split_view(label) for label in tables] == [(decoder, "keep"), (decoder, "drop"), (decoder, "start_token")]
+    assert all(tables[label].is_decoder for label in tables)
+    # "drop" read the "keep" entry before it was deleted; "start_token" was extracted after: never two at once.
+    assert [len(entries) for entries in on_disk] == [0, 1, 0]
+    assert _embedding_entries(cache_dir) == []
+
+    for label, first_position in zip(tables, ["keep", "drop", "start_token"]):
+        embeddings = embed(decoder, TINY_SENTENCES, layers=[0, 1, -1], dtype="float16", keep_special=False,
+                           first_position=first_position)
+        index = occurrence_index(embeddings.tokens, min_contexts=2)
+        per_layer, per_word = contextuality.contextuality_by_layer(embeddings, index, n_samples=20)
+        ours = tables[label]
+        pd.testing.assert_frame_equal(ours.per_layer.drop(columns=["model", "first_position_norm_ratio"]),
+                                      per_layer.drop(columns="model"))
+        pd.testing.assert_frame_equal(ours.per_word.drop(columns="model"), per_word.drop(columns="model"))
+        pd.testing.assert_series_equal(ours.norm_ratio, first_position_norm_ratio(embeddings))
+        assert ours.n_tokens == len(embeddings.tokens) and ours.n_kept == int(index.occurrences.kept.sum())
+        table1 = contextuality.static_embedding_table(embeddings, index, sorted({1, embeddings.n_layers - 1}), TOY_STATIC,
+                                                      static_name="toy")
+        pd.testing.assert_frame_equal(ours.table1.drop(columns="model"), table1.drop(columns="model"))
+
+    # A rerun reads the stored tables: nothing is extracted, even though the embeddings are gone.
+    def fail(*args, **kwargs):
+        raise AssertionError("stored tables must not be computed again")
+
+    monkeypatch.setattr(contextuality, "embed", fail)
+    again = _contextuality_tables(decoder, views=["start_token", "drop"], keep_embeddings=False)
+    for label in tables:
+        pd.testing.assert_frame_equal(again[label].per_layer, tables[label].per_layer)
+        pd.testing.assert_frame_equal(again[label].table1, tables[label].table1)
+    with pytest.raises(AssertionError, match="must not be computed again"):  # another option: computed
+        _contextuality_tables(decoder, views=["start_token", "drop"], keep_embeddings=False, random_state=1)
+
+
+@needs_data
+def test_an_encoder_has_one_view_and_keeps_its_embeddings_if_asked(tiny_models, cache_dir):
+    tables = _contextuality_tables(tiny_models["bert"], views=["start_token"], keep_embeddings=True)
+    assert len(tables) == 1 and not next(iter(tables.values())).is_decoder
+    assert _embedding_entries(cache_dir) == [next(iter(tables.values())).entry]
+    with pytest.raises(ValueError, match="views must be among"):
+        _contextuality_tables(tiny_models["bert"], views=["keep"])

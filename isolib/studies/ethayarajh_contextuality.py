@@ -58,12 +58,13 @@ import pandas as pd
 import scipy.linalg
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+import isolib.evaluation
 import isolib.metrics
 from isolib import datasets
 from isolib._blas import one_blas_thread
-from isolib.cache import memoized
+from isolib.cache import memoized, remove_entry
 from isolib._checks import as_points, rng
-from isolib.embed import is_punctuation, unit_text
+from isolib.embed import FIRST_POSITIONS, embed, first_position_norm_ratio, is_punctuation, unit_text, view_label
 from isolib.evaluation import WordVectors, analogy_accuracy, categorization_purity, word_similarity
 from isolib.findings import (
     Finding,
@@ -88,7 +89,7 @@ from isolib.metrics import (
     random_subset_per_group,
     self_similarity,
 )
-from isolib.models import resolve_layers
+from isolib.models import cache_root, fingerprint, resolve_layers
 
 __all__ = [
     "UNITS",
@@ -715,6 +716,157 @@ def static_embedding_table(embeddings, index: OccurrenceIndex, layers: Sequence[
     tables.append(word_benchmarks(same_words).assign(embedding=f"{static_name} (same words)", layer=np.nan))
     table = pd.concat(tables, ignore_index=True).assign(model=embeddings.model)
     return table[["model", "embedding", "layer", *tables[0].columns.drop(["embedding", "layer"])]]
+
+
+# --------------------------------------------------------------------------- one view's tables, stored
+
+@dataclass(frozen=True)
+class ViewTables:
+    """Everything notebook 01 reads from one view of one model's embeddings: small tables.
+
+    Attributes
+    ----------
+    label : str
+        :func:`isolib.embed.view_label` of the model and view.
+    entry : str
+        Folder of the embedding cache entry the tables were computed from (``cache list``'s last column).
+    is_decoder : bool
+        Whether the model's position 0 is a word (then every view of it gets a first-position norm ratio).
+    layers : tuple of int
+        The stored layers.
+    n_layers : int
+        Hidden states of the model.
+    n_tokens, n_occurrences, n_types, n_kept : int
+        Token rows (special tokens not stored), non-punctuation occurrences, types in at least
+        ``min_contexts`` sentences, and their occurrences.
+    norm_ratio : pandas.Series, indexed by layer
+        :func:`isolib.embed.first_position_norm_ratio`.
+    per_layer, per_word : pandas.DataFrame
+        :func:`contextuality_by_layer`'s tables, ``model`` set to ``label``; ``per_layer`` has the
+        ``first_position_norm_ratio`` column too.
+    table1 : pandas.DataFrame
+        :func:`static_embedding_table`'s rows, ``model`` set to ``label``.
+    """
+
+    label: str
+    entry: str
+    is_decoder: bool
+    layers: tuple[int, ...]
+    n_layers: int
+    n_tokens: int
+    n_occurrences: int
+    n_types: int
+    n_kept: int
+    norm_ratio: pd.Series
+    per_layer: pd.DataFrame
+    per_word: pd.DataFrame
+    table1: pd.DataFrame
+
+
+def _view_tables(model: str, sentences: Sequence[str], first_position: str, *, layers, dtype: str, device: str,
+                 unit: str, min_contexts: int, n_samples: int, max_occurrences: int | None, random_state: int,
+                 table1_layers: Sequence[int], static: WordVectors, static_name: str) -> ViewTables:
+    embeddings = embed(model, sentences, layers=layers, dtype=dtype, device=device, keep_special=False,
+                       first_position=first_position)
+    label = view_label(embeddings.model, first_position)
+    index = occurrence_index(embeddings.tokens, unit=unit, min_contexts=min_contexts)
+    norm_ratio = first_position_norm_ratio(embeddings)
+    per_layer, per_word = contextuality_by_layer(embeddings, index, n_samples=n_samples,
+                                                 max_occurrences=max_occurrences, random_state=random_state,
+                                                 resume=True)
+    per_layer["model"] = per_word["model"] = label
+    per_layer["first_position_norm_ratio"] = norm_ratio.reindex(per_layer.layer).to_numpy()
+    # Table 1's layers among those extracted (a layer not extracted for a model is left out), each once.
+    wanted = dict.fromkeys(layer % embeddings.n_layers for layer in table1_layers)
+    table1 = static_embedding_table(embeddings, index, [layer for layer in wanted if layer in embeddings.layers],
+                                    static, static_name=static_name, max_occurrences=max_occurrences,
+                                    random_state=random_state).assign(model=label)
+    return ViewTables(label=label, entry=embeddings.path.name,
+                      is_decoder=first_position != "keep" or embeddings.starts_with_content,
+                      layers=embeddings.layers, n_layers=embeddings.n_layers, n_tokens=len(embeddings.tokens),
+                      n_occurrences=len(index.occurrences), n_types=len(index.words),
+                      n_kept=int(index.occurrences.kept.sum()), norm_ratio=norm_ratio, per_layer=per_layer,
+                      per_word=per_word, table1=table1)
+
+
+# What a view's stored tables depend on besides their inputs (:func:`isolib.cache.memoized`).
+_VIEW_CODE = (sys.modules[__name__], isolib.metrics, isolib.evaluation)
+
+
+def contextuality_tables(model: str, sentences: Sequence[str], *, views: Sequence[str] = ("start_token",),
+                         layers=None, dtype: str = "float16", device: str = "cpu", unit: str = "token",
+                         min_contexts: int = 5, n_samples: int = 1000, max_occurrences: int | None = None,
+                         random_state: int = 0, table1_layers: Sequence[int] = (1, -1), static: WordVectors,
+                         static_name: str, keep_embeddings: bool = True) -> dict[str, ViewTables]:
+    """Every table of notebook 01 that needs one model's embeddings, per view of its first position, stored.
+
+    For each view (the paper's ``keep``, then ``views`` if the model is a decoder, as
+    :func:`isolib.embed.embed_views`): extract or read the embeddings (special tokens not stored),
+    index the occurrences (:func:`occurrence_index`), and compute the first-position norm ratio,
+    :func:`contextuality_by_layer` and :func:`static_embedding_table`. Each view's tables are stored in
+    the cache (:func:`isolib.cache.memoized`, keyed by the model's weights, the sentences, every option
+    and the source of this module, the metrics and the evaluation): a rerun that changes only what is
+    plotted does not open the embeddings, nor extract them if they were deleted.
+
+    Parameters
+    ----------
+    model : str
+        Offline short name or Hub id (:func:`isolib.embed.embed`).
+    sentences : sequence of str
+    views : sequence of {"start_token", "drop"}
+        A decoder's other views of its first position.
+    layers, dtype, device
+        As in :func:`isolib.embed.embed`.
+    unit, min_contexts
+        As in :func:`occurrence_index`.
+    n_samples, max_occurrences, random_state
+        As in :func:`layer_statistics`.
+    table1_layers : sequence of int
+        Layers whose PC static vectors are scored (negative counts from the top; those not extracted
+        are left out).
+    static : WordVectors
+        The static embedding of Table 1.
+    static_name : str
+        Its name in Table 1.
+    keep_embeddings : bool
+        False: delete each embedding entry (:func:`isolib.cache.remove_entry`) once the tables of every
+        view reading it are stored, so that at most one entry is on disk at a time and none is left;
+        a rerun with changed analysis code extracts it again.
+
+    Returns
+    -------
+    dict of str to ViewTables
+        Keyed by :func:`isolib.embed.view_label`, the ``keep`` view first.
+    """
+    unknown = [view for view in views if view not in FIRST_POSITIONS or view == "keep"]
+    if unknown:
+        raise ValueError(f"views must be among 'start_token' and 'drop', got {unknown}.")
+    options = {"layers": layers, "dtype": dtype, "unit": unit, "min_contexts": min_contexts, "n_samples": n_samples,
+               "max_occurrences": max_occurrences, "random_state": random_state,
+               "table1_layers": list(table1_layers), "static_name": static_name}
+    identity = {"model": model, "weights": fingerprint(model), "sentences": list(sentences), "static": static,
+                **options}
+    # "drop" reads the rows of the "keep" entry: it comes right after, before that entry is deleted.
+    ordered = ["keep", *sorted(set(views), key=lambda view: view != "drop")]
+    result = {}
+    for position, first_position in enumerate(ordered):
+        tables = memoized("ethayarajh_views", {**identity, "first_position": first_position},
+                          functools.partial(_view_tables, model, sentences, first_position, device=device,
+                                            static=static, **options),
+                          code=_VIEW_CODE)
+        result[tables.label] = tables
+        last = not tables.is_decoder  # an encoder: position 0 is [CLS], one view only
+        if not keep_embeddings and (last or "drop" not in ordered[position + 1:]):
+            _delete_entry(tables.entry)
+        if last:
+            break
+    return result
+
+
+def _delete_entry(folder: str) -> None:
+    path = cache_root() / "embeddings" / folder
+    if path.exists():
+        remove_entry(path)
 
 
 # --------------------------------------------------------------------------- findings
