@@ -8,8 +8,8 @@ folder can hold the resumable shards of an interrupted extraction (``<key>.parti
 interrupted writes or prunes (``<key>.tmp-*``, ``<key>.deleting-*``), which no run trusts.
 
 Besides embeddings, ``<cache root>/results/<name>/`` holds the results of long, deterministic steps
-(:func:`memoized`: a row of notebook 03's table, one fine-tuning run, one layer's statistics in notebook
-01), one small file each, so a run
+(:func:`memoized`: a row of notebook 03's table, one fine-tuning run, one layer's statistics or one
+model view's tables in notebook 01), one small file each, so a run
 stopped half-way (or a session that ends) resumes with the steps it finished; they are listed, sized and
 pruned as one entry per name.
 

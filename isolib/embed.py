@@ -14,8 +14,10 @@ How extraction works
 * Work is split in shards of ``shard_size`` sentences. Each finished shard is written
   to a temporary folder and renamed into place (atomic), so a run killed half-way
   leaves only finished shards, which the next run reuses. When all shards exist they
-  are assembled into the final entry, again through a temporary folder and a rename.
-  An entry is trusted only if its final folder exists; temporary folders never are.
+  are assembled layer by layer inside the partial folder, each layer deleted from the shards
+  once it is assembled (so the disk never holds two copies), and the assembled folder is
+  renamed into place. An entry is trusted only if its final folder exists; partial and
+  temporary folders never are.
 * The cache key hashes everything that determines the result: the model's weights
   fingerprint, the texts, tokenizer options, layers, dtype, which rows are stored and the
   cache format version.
@@ -470,7 +472,13 @@ def _extract(loaded: LoadedModel, texts, final: Path, *, layers, batch_size, max
             "fingerprint": loaded.fingerprint, "n_layers": loaded.n_layers, "layers": list(kept),
             "dim": loaded.dim, "dtype": dtype, "n_sentences": len(texts), "max_length": max_length,
             "start_token": start_token, "keep_special": keep_special}
-    _write_atomically(final, lambda tmp: _assemble(shards, tmp, kept, meta))
+    assembled = partial / "assembled"
+    _assemble(shards, assembled, kept, meta)
+    try:
+        os.replace(assembled, final)  # one step: from here on the entry is trusted
+    except OSError:
+        if not (final / "meta.json").exists():  # a concurrent run may have won the rename; otherwise re-raise
+            raise
     shutil.rmtree(partial, ignore_errors=True)
 
 
@@ -589,18 +597,32 @@ def _extract_shard(loaded: LoadedModel, texts, first_sentence_id, folder: Path, 
 
 
 def _assemble(shards: list[Path], folder: Path, kept, meta: dict) -> None:
-    """Concatenate shard tables and arrays into one entry, layer by layer (bounded memory)."""
+    """Concatenate shard tables and arrays into one entry in ``folder``, layer by layer, resumably.
+
+    Each layer is written under a temporary name, renamed, and only then deleted from the shards: the
+    disk holds about one copy of the arrays (not the shards and the entry both: 2 x 10 GB for one of
+    notebook 01's views), memory one layer of one shard, and a run stopped part-way resumes at the
+    first layer not yet renamed. ``meta.json`` comes last, so the folder is complete only with it.
+    """
+    folder.mkdir(exist_ok=True)
+    for stale in folder.glob("*.tmp-*"):  # a layer being written when a run was stopped
+        stale.unlink()
     tables = [pd.read_parquet(shard / "tokens.parquet") for shard in shards]
     n_tokens = sum(len(t) for t in tables)
     for layer in kept:
         name = f"layer_{layer:02d}.npy"
-        out = np.lib.format.open_memmap(folder / name, mode="w+", dtype=meta["dtype"], shape=(n_tokens, meta["dim"]))
-        row = 0
+        if not (folder / name).exists():
+            tmp = folder / f"{name}.tmp-{uuid.uuid4().hex[:8]}"
+            out = np.lib.format.open_memmap(tmp, mode="w+", dtype=meta["dtype"], shape=(n_tokens, meta["dim"]))
+            row = 0
+            for shard in shards:
+                part = np.load(shard / name, mmap_mode="r")
+                out[row:row + len(part)] = part
+                row += len(part)
+            out.flush()
+            del out
+            os.replace(tmp, folder / name)
         for shard in shards:
-            part = np.load(shard / name, mmap_mode="r")
-            out[row:row + len(part)] = part
-            row += len(part)
-        out.flush()
-        del out
+            (shard / name).unlink(missing_ok=True)
     pd.concat(tables, ignore_index=True).to_parquet(folder / "tokens.parquet", index=False)
     (folder / "meta.json").write_text(json.dumps(meta, indent=1))

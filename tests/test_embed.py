@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -323,3 +324,35 @@ def test_sentence_vectors_are_cached_without_their_token_vectors(minilm, cache_d
 
     monkeypatch.setattr(embed_module, "load_model", fail)
     np.testing.assert_array_equal(sentence_embeddings("minilm", SENTENCES), first)
+
+
+def test_an_assembly_stopped_part_way_resumes_and_never_holds_two_copies(minilm, cache_dir, monkeypatch):
+    real_replace = embed_module.os.replace
+
+    def stop_before_the_last_layer_is_renamed(source, target):
+        if Path(target).name == "layer_06.npy":
+            raise KeyboardInterrupt
+        real_replace(source, target)
+
+    monkeypatch.setattr(embed_module.os, "replace", stop_before_the_last_layer_is_renamed)
+    with pytest.raises(KeyboardInterrupt):
+        embed(minilm, SENTENCES, layers=[0, -1], shard_size=2)
+    monkeypatch.setattr(embed_module.os, "replace", real_replace)
+    (partial,) = (cache_dir / "embeddings").glob("*.partial")
+    shards = sorted(partial.glob("shard_*"))
+    # Layer 0 is assembled and gone from the shards; layer 6 is still in the shards, its copy not yet trusted.
+    assembled = sorted(path.name for path in (partial / "assembled").iterdir())
+    assert assembled[0] == "layer_00.npy" and assembled[1].startswith("layer_06.npy.tmp-") and len(assembled) == 2
+    assert not any((shard / "layer_00.npy").exists() for shard in shards)
+    assert all((shard / "layer_06.npy").exists() for shard in shards)
+
+    computed = []
+    real_shard = embed_module._extract_shard
+    monkeypatch.setattr(embed_module, "_extract_shard", lambda *a, **k: computed.append(1) or real_shard(*a, **k))
+    resumed = embed(minilm, SENTENCES, layers=[0, -1], shard_size=2)
+    assert computed == [] and not partial.exists()
+    monkeypatch.setenv("ISOLIB_CACHE_DIR", str(cache_dir.parent / "clean"))
+    clean = embed(minilm, SENTENCES, layers=[0, -1], shard_size=2)
+    assert resumed.tokens.equals(clean.tokens)
+    for layer in (0, -1):
+        np.testing.assert_array_equal(resumed.layer(layer), clean.layer(layer))
