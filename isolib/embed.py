@@ -225,9 +225,7 @@ def embed_views(model: str | LoadedModel, sentences: Sequence[str], *, views: Se
         Keyed by :func:`view_label`: the ``"keep"`` view first, then each of ``views`` for a
         decoder; an encoder (whose position 0 is [CLS]) has the ``"keep"`` view alone.
     """
-    unknown = [view for view in views if view not in FIRST_POSITIONS or view == "keep"]
-    if unknown:
-        raise ValueError(f"views must be among 'start_token' and 'drop', got {unknown}.")
+    check_views(views)
     kept = embed(model, sentences, **options)
     name = kept.model
     result = {view_label(name, "keep"): kept}
@@ -235,6 +233,13 @@ def embed_views(model: str | LoadedModel, sentences: Sequence[str], *, views: Se
         for view in views:
             result[view_label(name, view)] = embed(model, sentences, first_position=view, **options)
     return result
+
+
+def check_views(views: Sequence[str]) -> None:
+    """Raise ValueError unless every view is ``"start_token"`` or ``"drop"`` (``"keep"`` always comes first)."""
+    unknown = [view for view in views if view not in FIRST_POSITIONS or view == "keep"]
+    if unknown:
+        raise ValueError(f"views must be among 'start_token' and 'drop', got {unknown}.")
 
 
 def sentence_embeddings(model: str, sentences: Sequence[str], **options) -> np.ndarray:

@@ -64,7 +64,7 @@ from isolib import datasets
 from isolib._blas import one_blas_thread
 from isolib.cache import memoized, remove_entry
 from isolib._checks import as_points, rng
-from isolib.embed import FIRST_POSITIONS, embed, first_position_norm_ratio, is_punctuation, unit_text, view_label
+from isolib.embed import check_views, embed, first_position_norm_ratio, is_punctuation, unit_text, view_label
 from isolib.evaluation import WordVectors, analogy_accuracy, categorization_purity, word_similarity
 from isolib.findings import (
     Finding,
@@ -838,9 +838,7 @@ def contextuality_tables(model: str, sentences: Sequence[str], *, views: Sequenc
     dict of str to ViewTables
         Keyed by :func:`isolib.embed.view_label`, the ``keep`` view first.
     """
-    unknown = [view for view in views if view not in FIRST_POSITIONS or view == "keep"]
-    if unknown:
-        raise ValueError(f"views must be among 'start_token' and 'drop', got {unknown}.")
+    check_views(views)
     options = {"layers": layers, "dtype": dtype, "unit": unit, "min_contexts": min_contexts, "n_samples": n_samples,
                "max_occurrences": max_occurrences, "random_state": random_state,
                "table1_layers": list(table1_layers), "static_name": static_name}
