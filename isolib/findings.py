@@ -477,7 +477,7 @@ def findings_table(findings: Sequence[Finding]) -> pd.DataFrame:
     return table.drop(columns="headline").set_axis(_COLUMNS, axis=1)
 
 
-def verdicts(findings: Sequence[Finding], claims: Sequence[str] | None = None) -> str:
+def verdicts(findings: Sequence[Finding], claims: Sequence[str] | None = None, *, values: bool = True) -> str:
     """"This run:" sentences for the findings a figure shows: per claim, the paper's value and each model's verdict.
 
     Parameters
@@ -485,6 +485,9 @@ def verdicts(findings: Sequence[Finding], claims: Sequence[str] | None = None) -
     findings : sequence of Finding
     claims : sequence of str, optional
         Keep the findings whose claim starts with one of these (all when None).
+    values : bool
+        Give this run's value after each verdict. False leaves it out: for a line that nbval checks when
+        the value moves between machines more than its printed digits (the verdict does not).
 
     Returns
     -------
@@ -501,7 +504,7 @@ def verdicts(findings: Sequence[Finding], claims: Sequence[str] | None = None) -
         grouped.setdefault((finding.finding, finding.paper), []).append(finding)
     lines = []
     for (claim, paper), rows in grouped.items():
-        judged = "; ".join(f.status + (f" on {f.model}" if f.model != "-" else "") + (f" ({f.ours})" if f.ours != "-" else "")
+        judged = "; ".join(f.status + (f" on {f.model}" if f.model != "-" else "") + (f" ({f.ours})" if values and f.ours != "-" else "")
                            + _reason(f) for f in rows)
         lines.append(f"This run: {claim} (paper: {paper}): {judged}.")
     return "\n".join(lines)

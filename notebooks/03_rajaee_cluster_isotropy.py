@@ -249,6 +249,12 @@ print(verdicts(assess_findings(sts_summary, grid=grid), ["Beyond the slides: the
 # training sentences and scored on the 872 dev sentences. With the method, it is fitted on the
 # *training* tokens only, and the dev tokens are assigned to the training clusters and processed with
 # the training means and directions: the dev set is never seen. Mean ± std over the clustering seeds.
+#
+# With the method, the accuracy of one seed moves by up to a point from one machine to another: the
+# float16 embeddings differ in their last bit between CPU instruction sets (0.4% of the values, AVX-512
+# against AVX2, measured on the quick profile), and one k-means initialisation on 1,000 sentences turns
+# that into other clusters. The line under the table gives the verdict, which does not move, without the
+# accuracies.
 
 # %%
 train = load_texts("sst2", split="train")
@@ -278,7 +284,7 @@ sst2.round(4)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(verdicts(assess_findings(sts_summary, sst2), ["SST-2"]))
+print(verdicts(assess_findings(sts_summary, sst2), ["SST-2"], values=False))
 
 # %% [markdown]
 # ## Fine-tuning on RTE and WiC — the [CLS] finding

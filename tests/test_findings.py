@@ -234,6 +234,8 @@ def test_verdicts_say_per_claim_what_each_model_gives():
     assert verdicts(findings, ["The silhouette"]) == ("This run: The silhouette rises (paper: rises in every setup): "
                                                        "reproduced on (i) (0.05 -> 0.41); not reproduced on (ii) "
                                                        "(0.05 -> 0.01).")
+    assert verdicts(findings, ["The silhouette"], values=False) == (
+        "This run: The silhouette rises (paper: rises in every setup): reproduced on (i); not reproduced on (ii).")
     assert verdicts(findings).splitlines()[1] == ("This run: Appendix A: GLUE (paper: IsoScore falls): not comparable "
                                                   "because not run in this profile.")
     with pytest.raises(ValueError, match="No finding's claim starts with"):
