@@ -1,6 +1,7 @@
 """Tests of isolib.metrics: known answers, brute force, reference packages, bad input."""
 
 import itertools
+import time
 import warnings
 
 import numpy as np
@@ -387,6 +388,32 @@ def test_silhouette_sample_is_reproducible():
     sampled = silhouette(X, labels, sample_size=150, random_state=1)
     assert sampled == silhouette(X, labels, sample_size=150, random_state=1)
     assert sampled == pytest.approx(silhouette(X, labels), abs=0.1)
+
+
+def test_threaded_sums_add_in_an_order_set_by_the_items_not_by_the_threads_timing(monkeypatch):
+    from isolib.metrics import _common
+
+    monkeypatch.setattr(_common, "_thread_count", lambda: 4)
+    generator = np.random.default_rng(0)
+    # Magnitudes from 1e-8 to 1e8: the float64 sum depends on the order of the additions.
+    values = generator.normal(size=64) * 10.0 ** generator.integers(-8, 9, size=64)
+
+    def threaded_sum(delays):
+        def add(total, item):
+            time.sleep(delays[item])  # which thread comes free first changes from call to call
+            total += values[item]
+
+        return _common._sum_in_threads(add, range(len(values)), (1,))
+
+    shares = []
+    for share in range(4):
+        total = 0.0
+        for value in values[share::4]:
+            total += value
+        shares.append(total)
+    expected = ((shares[0] + shares[1]) + shares[2]) + shares[3]
+    for _ in range(3):
+        assert threaded_sum(generator.uniform(0, 2e-3, size=64))[0] == expected
 
 
 def test_select_kmeans_finds_separated_clusters_and_falls_back_to_one():
