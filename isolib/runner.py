@@ -15,8 +15,10 @@ paper
 The source of each notebook is ``notebooks/<name>.py`` (jupytext percent format);
 executed copies are written to ``build/<profile>/<name>.ipynb``. With ``store=True``
 (quick profile only) the executed notebook also replaces ``notebooks/<name>.ipynb``,
-the reference nbval compares against. After a ``full`` run, :func:`isolib.findings.write_overview`
-regenerates ``figures/README.md`` from the committed ``RESULTS.md`` files.
+the reference nbval compares against, opening with a generated note that it is the quick run
+and where the full run is. A ``full`` run keeps its executed notebook beside its outputs, as
+``figures/<name>/<name>.ipynb``, and :func:`isolib.findings.write_overview` regenerates
+``figures/README.md`` from the committed ``RESULTS.md`` files.
 
 Variants
 --------
@@ -119,7 +121,8 @@ def parameters(notebook: str, profile: str, overrides: dict | None = None, *, ou
         if not path.exists():
             raise FileNotFoundError(f"Notebook {notebook} has no {profile} parameters: {path} is missing.")
         params = yaml.safe_load(path.read_text()) or {}
-        params.update(profile=profile, output_dir=str(output_dir(notebook, profile)))
+        # Relative to the kernel's folder (notebooks/): the executed full run kept in figures/ names no machine's path.
+        params.update(profile=profile, output_dir=os.path.relpath(output_dir(notebook, profile), NOTEBOOK_DIR))
     if overrides:
         unknown = sorted(set(overrides) - set(declared_parameters(notebook)) | set(overrides) & {"profile", "output_dir"})
         if unknown:
@@ -148,13 +151,16 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
     """Execute one notebook under one profile (and ``overrides``); never raises for a failing notebook.
 
     ``folder`` holds the executed notebook and, in ``folder/figures``, the outputs (default: the
-    profile's or the variant's folders).
+    profile's or the variant's folders). A full run into the profile's folders also keeps its
+    executed notebook in ``figures/<notebook>/`` (:func:`store_full_run`); variants and runs into
+    another ``folder`` (:func:`check_figures`) never write there.
     """
     import jupytext
     import papermill
 
     if store and (profile != "quick" or overrides):
         raise ValueError("Only the quick run without overrides is stored as the committed notebook (nbval's reference).")
+    keeps_full_run = profile == "full" and not overrides and folder is None
     output = None if folder is None else folder / "figures" / notebook
     folder = folder or (variant_dir(notebook, profile, overrides) if overrides else BUILD_DIR / profile)
     executed = folder / f"{notebook}.ipynb"
@@ -166,7 +172,7 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     start = time.perf_counter()
     try:
-        source = jupytext.read(NOTEBOOK_DIR / f"{notebook}.py")
+        source = without_quick_run_note(jupytext.read(NOTEBOOK_DIR / f"{notebook}.py"))
         params = parameters(notebook, profile, overrides, output=output)
         papermill.execute_notebook(source, str(executed), parameters=params or None, cwd=str(NOTEBOOK_DIR),
                                    kernel_name=kernel, progress_bar=False, log_output=False)
@@ -174,30 +180,84 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
         return RunResult(notebook, False, time.perf_counter() - start, executed, _first_line(error))
     if store:
         store_reference(executed, NOTEBOOK_DIR / f"{notebook}.ipynb")
+    if keeps_full_run:
+        store_full_run(executed, FIGURES_DIR / notebook / f"{notebook}.ipynb")
     return RunResult(notebook, True, time.perf_counter() - start, executed)
 
 
-def store_reference(executed: Path, target: Path) -> None:
-    """Copy an executed notebook to ``target`` without run-specific metadata (durations, timestamps).
+# The tag of the generated first cell of a stored quick notebook (:func:`quick_run_note`).
+QUICK_RUN_NOTE_TAG = "quick-run-note"
 
-    The copy declares :data:`PROJECT_KERNEL`, whichever kernel executed it.
+
+def quick_run_note(notebook: str) -> str:
+    """The first cell of a stored quick notebook: it is the quick run, and links to the full run's notebook and results.
+
+    The links are relative to ``notebooks/``, where the quick notebook lies.
+    """
+    full = f"../figures/{notebook}"
+    links = f"[its executed notebook]({full}/{notebook}.ipynb)"
+    if (FIGURES_DIR / notebook / "RESULTS.md").exists():
+        links += f" and [its RESULTS.md]({full}/RESULTS.md)"
+    return (f"> **This is the quick run** (`make quick`): the defaults of the parameters cell, with fewer models "
+            f"and subsets of the data, so its numbers and verdicts can differ from the full run's (`make figures`: "
+            f"all data, every offline model): see {links}.")
+
+
+def without_quick_run_note(nb):
+    """``nb`` without its generated quick-run note: the note is written on storing, never executed or repeated."""
+    nb.cells = [cell for cell in nb.cells if QUICK_RUN_NOTE_TAG not in cell.metadata.get("tags", [])]
+    return nb
+
+
+def _cleaned(executed: Path):
+    """An executed notebook without run-specific metadata (durations, timestamps), declaring :data:`PROJECT_KERNEL`.
+
+    Cell ids are ``cell-<n>``: a rerun changes only what the run changed.
+    """
+    import nbformat
+
+    nb = without_quick_run_note(nbformat.read(executed, as_version=4))
+    nb.metadata.pop("papermill", None)
+    nb.metadata["kernelspec"] = dict(PROJECT_KERNEL)
+    for number, cell in enumerate(nb.cells):
+        cell.id = f"cell-{number}"
+        for key in ("papermill", "execution"):
+            cell.metadata.pop(key, None)
+        if not cell.metadata.get("tags", True):  # papermill adds empty tag lists
+            del cell.metadata["tags"]
+    return nb
+
+
+def store_reference(executed: Path, target: Path) -> None:
+    """Store an executed quick run as ``target`` (``notebooks/<name>.ipynb``) and rewrite its paired script.
+
+    The copy is cleaned (:func:`_cleaned`) and opens with :func:`quick_run_note`, a markdown cell tagged
+    :data:`QUICK_RUN_NOTE_TAG`. The paired ``.py`` is rewritten from the copy, so the pair stays in sync
+    (``jupytext --sync`` changes nothing) and holds the note once: runs drop it before executing.
     """
     import nbformat
 
     import jupytext
 
-    nb = nbformat.read(executed, as_version=4)
-    nb.metadata.pop("papermill", None)
-    nb.metadata["kernelspec"] = dict(PROJECT_KERNEL)
-    for number, cell in enumerate(nb.cells):
-        cell.id = f"cell-{number}"  # stable ids: a rerun changes only what the run changed
-        for key in ("papermill", "execution"):
-            cell.metadata.pop(key, None)
-        if not cell.metadata.get("tags", True):  # papermill adds empty tag lists
-            del cell.metadata["tags"]
+    nb = _cleaned(executed)
+    note = nbformat.v4.new_markdown_cell(quick_run_note(target.stem), id=QUICK_RUN_NOTE_TAG,
+                                         metadata={"tags": [QUICK_RUN_NOTE_TAG]})
+    nb.cells.insert(0, note)
     nbformat.write(nb, target)
-    # Rewrite the paired script from the stored notebook: only its jupytext header can change.
     jupytext.write(jupytext.read(target), target.with_suffix(".py"), fmt="py:percent")
+
+
+def store_full_run(executed: Path, target: Path) -> None:
+    """Keep an executed full run as ``target`` (``figures/<name>/<name>.ipynb``), cleaned as :func:`_cleaned`.
+
+    It is a record to read (figures inline), not a paired source: its jupytext metadata is dropped.
+    """
+    import nbformat
+
+    nb = _cleaned(executed)
+    nb.metadata.pop("jupytext", None)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target)
 
 
 def peak_memory_gib() -> float:

@@ -61,7 +61,10 @@ def test_parameters_are_documented_and_every_profile_has_its_file(name):
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_committed_notebook_is_a_clean_quick_run(name):
     nb = nbformat.read(runner.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
-    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+    note, title = nb.cells[:2]
+    assert note.metadata.get("tags") == [runner.QUICK_RUN_NOTE_TAG], "run `make quick`: the quick run says what it is"
+    assert note.source == runner.quick_run_note(name), "run `make quick`: the note links the full run"
+    assert title.cell_type == "markdown" and title.source.startswith("# ")
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
     assert code[0].metadata.get("tags") == ["parameters"], "the first code cell must be the parameters cell"
     assert all(cell.execution_count for cell in code), "every code cell must have been executed"
@@ -90,7 +93,8 @@ def test_make_test_runs_nbval_on_every_notebook_and_readme_documents_it():
 def test_profiles_and_output_folders():
     assert runner.parameters("00_quickstart", "quick") == {}
     full = runner.parameters("00_quickstart", "full")
-    assert full["profile"] == "full" and Path(full["output_dir"]) == ROOT / "figures" / "00_quickstart"
+    assert full["profile"] == "full" and Path(full["output_dir"]) == Path("../figures/00_quickstart")  # from notebooks/
+    assert (runner.NOTEBOOK_DIR / full["output_dir"]).resolve() == ROOT / "figures" / "00_quickstart"
     assert runner.output_dir("00_quickstart", "quick") == ROOT / "build" / "quick" / "figures" / "00_quickstart"
     with pytest.raises(ValueError, match="Unknown profile"):
         runner.parameters("00_quickstart", "fast")

@@ -1,0 +1,145 @@
+"""The runner on tiny stand-in notebooks: what each run stores where, its progress, its parameter checks."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from isolib import runner
+
+TINY = "00_tiny"
+TINY_SOURCE = '''# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python (isolib)
+#     language: python
+#     name: isolib
+# ---
+
+# %% [markdown]
+# # A tiny notebook
+
+# %% tags=["parameters"]
+profile: str = "quick"  # which profile produced this run
+output_dir: str = "../build/quick/figures/00_tiny"  # folder for figures and tables
+n_points: int = 3  # points plotted; 0 plots none
+
+# %%
+import matplotlib.pyplot as plt
+
+plt.plot(range(n_points))
+plt.show()
+
+# %%
+print(profile, output_dir)  # NBVAL_CHECK_OUTPUT
+'''
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A project with the tiny notebook alone: notebooks/, its full profile, build/ and figures/ under tmp_path."""
+    notebooks = tmp_path / "notebooks"
+    (notebooks / "params" / TINY).mkdir(parents=True)
+    (notebooks / f"{TINY}.py").write_text(TINY_SOURCE)
+    (notebooks / "params" / TINY / "full.yaml").write_text("n_points: 5\n")
+    for name, path in {"REPO_ROOT": tmp_path, "NOTEBOOK_DIR": notebooks, "PARAMS_DIR": notebooks / "params",
+                       "BUILD_DIR": tmp_path / "build", "FIGURES_DIR": tmp_path / "figures"}.items():
+        monkeypatch.setattr(runner, name, path)
+    return tmp_path
+
+
+@pytest.fixture
+def fake_papermill(monkeypatch):
+    """Papermill without a kernel: each code cell gets an execution count and a PNG; the sources run are recorded."""
+    import papermill
+
+    executed_sources = []
+
+    def execute_notebook(source, output, parameters=None, **options):
+        nb = nbformat.from_dict(source)
+        executed_sources.append(nb)
+        nb.metadata["papermill"] = {"start_time": "2025-01-01T00:00:00", "duration": 1.0}
+        if parameters:
+            at = next(i for i, cell in enumerate(nb.cells) if "parameters" in cell.metadata.get("tags", [])) + 1
+            injected = "\n".join(f"{name} = {value!r}" for name, value in parameters.items())
+            nb.cells.insert(at, nbformat.v4.new_code_cell(injected, metadata={"tags": ["injected-parameters"]}))
+        for count, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+            cell.execution_count = count + 1
+            cell.metadata["papermill"] = {"duration": 0.5}
+            cell.metadata["execution"] = {"iopub.status.busy": "2025-01-01T00:00:00"}
+            cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="})]
+        nbformat.write(nb, output)
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute_notebook)
+    return executed_sources
+
+
+def _tags(nb) -> list[list[str]]:
+    return [cell.metadata.get("tags", []) for cell in nb.cells]
+
+
+def test_a_full_run_keeps_its_executed_notebook_with_figures_inline_beside_its_outputs(project):
+    """A real kernel on the tiny notebook: the figure is stored as PNG, the copy names no run and no machine."""
+    result = runner.run_notebook(TINY, "full")
+    assert result.ok, result.error
+    kept = nbformat.read(project / "figures" / TINY / f"{TINY}.ipynb", as_version=4)
+    assert kept.metadata.kernelspec == runner.PROJECT_KERNEL
+    assert "papermill" not in kept.metadata and "jupytext" not in kept.metadata
+    assert [cell.id for cell in kept.cells] == [f"cell-{n}" for n in range(len(kept.cells))]
+    assert not [cell for cell in kept.cells if {"papermill", "execution"} & set(cell.metadata)]
+    outputs = [output for cell in kept.cells if cell.cell_type == "code" for output in cell.outputs]
+    assert any("image/png" in output.get("data", {}) for output in outputs)
+    injected = next(cell for cell in kept.cells if "injected-parameters" in cell.metadata.get("tags", []))
+    assert 'output_dir = "../figures/00_tiny"' in injected.source and str(project) not in injected.source
+    assert "n_points = 5" in injected.source
+
+
+def test_variants_and_check_runs_never_write_into_figures(project, fake_papermill):
+    assert runner.run_notebook(TINY, "full", overrides={"n_points": 2}).ok
+    assert runner.run_notebook(TINY, "full", folder=project / "build" / "check").ok
+    assert runner.run_notebook(TINY, "quick").ok
+    assert not (project / "figures").exists()
+    assert runner.run_notebook(TINY, "full").ok
+    assert [path.name for path in (project / "figures" / TINY).iterdir()] == [f"{TINY}.ipynb"]
+
+
+def test_a_stored_quick_run_opens_with_the_note_once_and_stays_paired(project, fake_papermill):
+    stored, script = project / "notebooks" / f"{TINY}.ipynb", project / "notebooks" / f"{TINY}.py"
+    scripts = []
+    for _ in range(2):  # the second run reads the script the first one rewrote, note included
+        assert runner.run_notebook(TINY, "quick", store=True).ok
+        scripts.append(script.read_text())
+    assert scripts[0] == scripts[1] and scripts[0].count("This is the quick run") == 1
+    assert all(runner.QUICK_RUN_NOTE_TAG not in tags for nb in fake_papermill for tags in _tags(nb)), \
+        "the note is never executed"
+    nb = nbformat.read(stored, as_version=4)
+    assert _tags(nb)[0] == [runner.QUICK_RUN_NOTE_TAG] and nb.cells[0].cell_type == "markdown"
+    assert nb.cells[0].source == runner.quick_run_note(TINY) and nb.cells[1].source.startswith("# A tiny notebook")
+    assert [cell.id for cell in nb.cells] == [runner.QUICK_RUN_NOTE_TAG] + [f"cell-{n}" for n in range(len(nb.cells) - 1)]
+    assert "papermill" not in nb.metadata and nb.metadata.kernelspec == runner.PROJECT_KERNEL
+    before = {path: path.read_bytes() for path in (stored, script)}
+    jupytext = Path(sys.executable).with_name("jupytext")
+    for _ in range(2):
+        subprocess.run([str(jupytext), "--sync", str(stored)], check=True, capture_output=True)
+        assert {path: path.read_bytes() for path in (stored, script)} == before, "jupytext --sync changed the pair"
+
+
+def test_the_note_links_the_full_run_from_notebooks(project):
+    assert "(../figures/00_tiny/00_tiny.ipynb)" in runner.quick_run_note(TINY)
+    assert "RESULTS.md" not in runner.quick_run_note(TINY)  # 00 declares no findings
+    (project / "figures" / TINY).mkdir(parents=True)
+    (project / "figures" / TINY / "RESULTS.md").write_text("# Results\n")
+    assert "[its RESULTS.md](../figures/00_tiny/RESULTS.md)" in runner.quick_run_note(TINY)
+
+
+def test_storing_a_stored_notebook_again_changes_nothing(project, fake_papermill):
+    assert runner.run_notebook(TINY, "quick", store=True).ok
+    stored, script = project / "notebooks" / f"{TINY}.ipynb", project / "notebooks" / f"{TINY}.py"
+    before = {path: path.read_bytes() for path in (stored, script)}
+    copy = project / "copy.ipynb"
+    shutil.copy(stored, copy)
+    runner.store_reference(copy, stored)
+    assert {path: path.read_bytes() for path in (stored, script)} == before
