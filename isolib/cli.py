@@ -84,6 +84,16 @@ def _overview(args) -> int:
     return 0
 
 
+PROFILE_COSTS = """Execute the study notebooks with Papermill under one profile:
+
+  quick   the default: the defaults of each notebook's parameters cell (fewer models, subsets of
+          the data); a few minutes per notebook on two CPU cores; writes build/quick/.
+  full    all data, every offline model (make figures); on two CPU cores 00 about 6 min, 01 about
+          80 min, 02 about 30 min, 03 and 04 about 2.5 h each; writes the committed figures/.
+  paper   the papers' own models from the Hugging Face Hub: needs a network and ideally a GPU
+          (-p device cuda); writes build/paper/."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m isolib", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -94,8 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--force", action="store_true", help="download again even if a verified copy exists")
     data.set_defaults(func=_data)
 
-    run = commands.add_parser("reproduce", help="execute the notebooks with Papermill")
-    run.add_argument("--profile", choices=("quick", "full", "paper"), default="full")
+    run = commands.add_parser("reproduce", help="execute the notebooks with Papermill (the quick profile unless "
+                              "--profile says otherwise)", formatter_class=argparse.RawDescriptionHelpFormatter,
+                              description=PROFILE_COSTS)
+    run.add_argument("--profile", choices=("quick", "full", "paper"), default="quick",
+                     help="quick (default), full or paper; what each costs is above")
     run.add_argument("--only", action="append", metavar="NAME", help="run only this notebook (repeatable)")
     run.add_argument("--store", action="store_true",
                      help="quick profile: also store the executed notebook as notebooks/NAME.ipynb")

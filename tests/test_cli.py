@@ -129,3 +129,23 @@ def test_compare_outputs_passes_a_copy_and_names_each_altered_result(tmp_path):
 def test_check_figures_needs_a_committed_folder(capsys):
     assert main(["check-figures", "99_nothing"]) == 2
     assert "Unknown notebook 99_nothing" in capsys.readouterr().err
+
+
+def test_reproduce_runs_the_quick_profile_unless_told_and_its_help_says_what_each_profile_costs(capsys):
+    from isolib.cli import build_parser
+
+    assert build_parser().parse_args(["reproduce"]).profile == "quick"
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "quick (default)" in help_text and "quick the default" in help_text
+    for cost in ("a few minutes per notebook", "01 about 80 min", "02 about 30 min", "03 and 04 about 2.5 h each",
+                 "writes the committed figures/", "Hugging Face Hub", "network", "GPU"):
+        assert cost in help_text
+
+
+def test_make_figures_keeps_the_full_profile():
+    from isolib.runner import REPO_ROOT
+
+    makefile = (REPO_ROOT / "Makefile").read_text()
+    assert "reproduce --profile full --only $*" in makefile and "reproduce --profile quick --store" in makefile
