@@ -1,27 +1,38 @@
-"""The embedding cache, under the user's control: list it, size it, prune it (``python -m isolib cache``).
+"""The embedding cache, under the user's control: list, size, verify and prune it (``python -m isolib cache``).
 
 :func:`isolib.embed.embed` stores one folder per extraction under ``<cache root>/embeddings/<key>/``
 (``meta.json``, ``tokens.parquet``, ``layer_NN.npy``; ``meta.json`` and ``sentences.npy`` for the sentence
-vectors of :func:`isolib.embed.sentence_embeddings`) and trusts a folder only if its final name exists
-with a ``meta.json``. Reading an entry marks it used (the time of ``meta.json``). Besides entries, the
-folder can hold the resumable shards of an interrupted extraction (``<key>.partial``) and leftovers of
-interrupted writes or prunes (``<key>.tmp-*``, ``<key>.deleting-*``), which no run trusts.
+vectors of :func:`isolib.embed.sentence_embeddings`) and a ``manifest.json`` holding each file's size and
+SHA-256, written before the folder gets its final name. An entry is trusted only if its final folder exists
+and agrees with its manifest: every opening checks the sizes (and :mod:`isolib.embed` the array headers
+against the token table and ``meta.json``), and the first opening in each process hashes every file
+(:func:`verify_files`; ``cache verify`` hashes every entry). A damaged entry is set aside under
+``<key>.damaged-<id>`` (a leftover no run trusts) and computed again, with one warning. Reading an entry
+marks it used (the time of ``meta.json``). Besides entries, the folder can hold the resumable shards of an
+interrupted extraction (``<key>.partial``), leftovers of interrupted writes or prunes (``<key>.tmp-*``,
+``<key>.deleting-*``) and the lock file of each key (``<key>.lock``, held while the entry is computed).
 
 Besides embeddings, ``<cache root>/results/<name>/`` holds the results of long, deterministic steps
 (:func:`memoized`: a row of notebook 03's table, one fine-tuning run, one layer's statistics or one
 model view's tables in notebook 01), one small file each, so a run
 stopped half-way (or a session that ends) resumes with the steps it finished; they are listed, sized and
-pruned as one entry per name.
+pruned as one entry per name. They are stored as data that cannot run code (JSON, arrays as raw bytes;
+:func:`encode_value`), behind a size and SHA-256 header; results pickled by older versions (``*.pkl``)
+are never read. ``<cache root>/models/`` holds models unpacked from their packages (MPNet, 419 MB),
+listed, sized and pruned like entries (the next load unpacks them again).
 
 Pruning renames an entry to ``<key>.deleting-<id>`` (one atomic step: from then on no run trusts it) and
 only then deletes the files, so an interrupted prune leaves nothing half-deleted under a trusted name;
-the next prune removes the leftovers.
+the next prune removes the leftovers. An entry whose lock a running process holds is skipped.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import errno
 import hashlib
+import importlib
 import inspect
 import json
 import os
@@ -29,6 +40,7 @@ import pickle
 import shutil
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,15 +48,34 @@ from types import ModuleType
 
 import numpy as np
 import pandas as pd
+from filelock import FileLock, Timeout
 
-from isolib.models import cache_root
+from isolib.errors import IsolibError
+from isolib.models import OFFLINE_MODELS, cache_root
 
-__all__ = ["CacheEntry", "entries", "listing", "sizes", "prune", "remove_entry", "human_size", "memoized"]
+__all__ = ["CacheEntry", "CacheError", "CacheWarning", "entries", "listing", "sizes", "prune", "remove_entry",
+           "verify", "human_size", "memoized", "encode_value", "decode_value"]
 
 # A leftover is deleted only once it has not changed for this long: a running write may still be filling it.
 LEFTOVER_AGE_SECONDS = 3600
 # Under the cache root, beside "embeddings": the stored values of :func:`memoized`, one folder per name.
 RESULTS_FOLDER = "results"
+# Under the cache root: models unpacked from their packages (:func:`isolib.models.load_model`).
+MODELS_FOLDER = "models"
+# In every entry: each file's size and SHA-256 at write time.
+MANIFEST = "manifest.json"
+# Version of the stored results' layout (:func:`memoized`): header line, then the encoded value.
+RESULT_FORMAT = 1
+RESULT_SUFFIX = ".jsonl"
+HASH_CHUNK_BYTES = 16 << 20
+
+
+class CacheError(IsolibError):
+    """The cache cannot hold or serve an entry: a full disk, or an entry deleted while it was read."""
+
+
+class CacheWarning(UserWarning):
+    """A damaged cache entry or stored result was set aside and is computed again."""
 
 
 @dataclass(frozen=True)
@@ -54,8 +85,10 @@ class CacheEntry:
     Attributes
     ----------
     path : Path
-    status : {"complete", "partial", "leftover"}
-        A trusted entry, the resumable shards of an interrupted extraction, or an untrusted leftover.
+    status : {"complete", "partial", "leftover", "broken", "outdated", "model"}
+        A trusted entry, the resumable shards of an interrupted extraction, an untrusted leftover, an
+        entry that fails its checks (``problem`` says why; the next run sets it aside), an entry of an
+        older cache format (no run reads it), or a model unpacked into the cache.
     model : str
         The model's name or Hub id ("" when unknown: partial and leftover folders have no ``meta.json``).
     n_texts : int or None
@@ -68,6 +101,8 @@ class CacheEntry:
         Bytes on disk.
     last_used : float
         Seconds since the epoch: when the entry was last written or read.
+    problem : str
+        Why a broken entry is not trusted; "" otherwise.
     """
 
     path: Path
@@ -79,8 +114,112 @@ class CacheEntry:
     rows: str
     size: int
     last_used: float
+    problem: str = ""
 
 
+# --------------------------------------------------------------------------- integrity
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, read in chunks (about 1.5 GB/s on one core)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(HASH_CHUNK_BYTES):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def write_manifest(folder: Path) -> None:
+    """Record the size and SHA-256 of every file of ``folder`` in its ``manifest.json`` (written last)."""
+    files = {path.name: {"size": path.stat().st_size, "sha256": file_sha256(path)}
+             for path in sorted(folder.iterdir()) if path.is_file() and path.name != MANIFEST}
+    write_text(folder / MANIFEST, json.dumps({"files": files}, indent=1))
+
+
+# Files hashed in this process, by (path, inode, size, mtime, expected hash): each is hashed once per process.
+_HASHED: set[tuple] = set()
+
+
+def manifest_problem(folder: Path, *, full: bool = True, required: Sequence[str] = ()) -> str:
+    """Why ``folder`` disagrees with its manifest ("" if it agrees).
+
+    Sizes are always compared; with ``full``, each file is also hashed, once per process (a file
+    already hashed here, unchanged since, is not read again). ``required``: files the manifest must list.
+    """
+    try:
+        files = json.loads((folder / MANIFEST).read_text())["files"]
+        records = {str(name): (int(record["size"]), str(record["sha256"])) for name, record in files.items()}
+    except FileNotFoundError:
+        return f"it has no {MANIFEST}"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return f"its {MANIFEST} is unreadable"
+    if missing := [name for name in required if name not in records]:
+        return f"its {MANIFEST} does not list {missing[0]}"
+    for name, (size, sha256) in records.items():
+        path = folder / name
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            return f"{name} is missing"
+        if stat.st_size != size:
+            return f"{name} has {stat.st_size} bytes where {size} were written"
+        seen = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns, sha256)
+        if full and seen not in _HASHED:
+            if file_sha256(path) != sha256:
+                return f"{name} does not match the checksum recorded when it was written"
+            _HASHED.add(seen)
+    return ""
+
+
+def set_aside(folder: Path, problem: str) -> Path:
+    """Rename a damaged entry to ``<name>.damaged-<id>`` (no run trusts it; prune removes it) and warn once."""
+    aside = folder.with_name(f"{folder.name}.damaged-{uuid.uuid4().hex[:8]}")
+    os.replace(folder, aside)
+    warnings.warn(f"The cache entry {folder} was damaged ({problem}); it was set aside as {aside.name} "
+                  "and is computed again.", CacheWarning, stacklevel=3)
+    return aside
+
+
+# --------------------------------------------------------------------------- space
+def disk_full_error(folder: Path, needed: int) -> CacheError:
+    """The one sentence of a full disk: where, how much is needed, and the fix."""
+    free = shutil.disk_usage(folder).free if folder.exists() else 0
+    return CacheError(
+        f"The cache folder {folder} has {human_size(free)} free but this step needs {human_size(needed)}; "
+        "free space there (python -m isolib cache prune --older-than DAYS) or set ISOLIB_CACHE_DIR to a "
+        "folder on a larger disk, then run again (finished shards are kept).")
+
+
+def ensure_space(folder: Path, needed: int) -> None:
+    """Raise :class:`CacheError` unless ``folder``'s disk has ``needed`` bytes free (checked before writing)."""
+    if shutil.disk_usage(folder).free < needed:
+        raise disk_full_error(folder, needed)
+
+
+def is_disk_full(error: OSError) -> bool:
+    """Whether an OSError means no space (or no quota) is left (pyarrow's errors say so only in their text)."""
+    return error.errno in (errno.ENOSPC, errno.EDQUOT) or os.strerror(errno.ENOSPC) in str(error)
+
+
+def reserve(path: Path) -> None:
+    """Allocate a file's blocks now, so a full disk fails here (ENOSPC) and never later in a memory map (SIGBUS)."""
+    with open(path, "r+b") as stream:
+        try:
+            os.posix_fallocate(stream.fileno(), 0, os.fstat(stream.fileno()).st_size)
+        except OSError as error:
+            if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):  # a filesystem without it
+                raise
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write a small text file, a full disk raising :class:`CacheError` (one sentence) instead of a bare OSError."""
+    try:
+        path.write_text(text)
+    except OSError as error:
+        if is_disk_full(error):
+            raise disk_full_error(path.parent, len(text.encode())) from None
+        raise
+
+
+# --------------------------------------------------------------------------- listing
 def _folder_size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
@@ -90,28 +229,64 @@ def _last_time(folder: Path) -> float:
     return max(times)
 
 
+def _unknown(path: Path, status: str, problem: str = "") -> CacheEntry:
+    return CacheEntry(path, status, "", None, (), "", "", _folder_size(path), _last_time(path), problem)
+
+
+def _embedding_entry(path: Path) -> CacheEntry:
+    """One folder of ``embeddings/``, whatever state it is in: never an exception for a broken one."""
+    from isolib.embed import CACHE_FORMAT
+
+    meta_path = path / "meta.json"
+    if "." in path.name or not meta_path.exists():
+        return _unknown(path, "partial" if path.name.endswith(".partial") else "leftover")
+    try:
+        meta = json.loads(meta_path.read_text())
+        model, layers, dtype = str(meta["model"]), tuple(int(layer) for layer in meta["layers"]), str(meta["dtype"])
+        n_texts = meta.get("n_sentences")
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        return _unknown(path, "broken", f"meta.json is unreadable ({type(error).__name__}: {error})")
+    status, problem = "complete", ""
+    if meta.get("format") != CACHE_FORMAT:
+        status = "outdated"
+    elif problem := manifest_problem(path, full=False):
+        status = "broken"
+    return CacheEntry(path, status, model, n_texts, layers, dtype, _rows_stored(meta), _folder_size(path),
+                      meta_path.stat().st_mtime, problem)
+
+
+def _model_name(folder: Path) -> str:
+    """The offline name of a model unpacked into the cache (its folder is the Hub id's last part)."""
+    return next((model.name for model in OFFLINE_MODELS.values() if model.hub_id.split("/")[-1] == folder.name),
+                folder.name)
+
+
 def entries(root: Path | None = None) -> list[CacheEntry]:
-    """Every folder of the embedding cache and of memoized results, most recently used first."""
-    folder = (root or cache_root()) / "embeddings"
+    """Every folder of the embedding cache, of memoized results and of unpacked models, most recently used first.
+
+    A folder that cannot be read as an entry (an invalid ``meta.json``, a file missing or of the wrong
+    size) is listed as ``broken``, never an exception, so that it can be pruned.
+    """
+    root = root or cache_root()
     found = []
-    results = (root or cache_root()) / RESULTS_FOLDER
+    results = root / RESULTS_FOLDER
     for path in sorted(results.iterdir()) if results.is_dir() else []:
         if path.is_dir() and "." in path.name:  # a prune's leftover
-            found.append(CacheEntry(path, "leftover", "", None, (), "", "", _folder_size(path), _last_time(path)))
+            found.append(_unknown(path, "leftover"))
         elif path.is_dir():
-            found.append(CacheEntry(path, "complete", "", len(list(path.glob("*.pkl"))), (), "", f"results: {path.name}",
-                                    _folder_size(path), _last_time(path)))
+            found.append(CacheEntry(path, "complete", "", len(list(path.glob(f"*{RESULT_SUFFIX}"))), (), "",
+                                    f"results: {path.name}", _folder_size(path), _last_time(path)))
+    models = root / MODELS_FOLDER
+    for path in sorted(models.iterdir()) if models.is_dir() else []:
+        if path.is_dir():
+            complete = (path / ".complete").exists() and not path.name.startswith(".")
+            found.append(CacheEntry(path, "model" if complete else "leftover", _model_name(path) if complete else "",
+                                    None, (), "", "model files" if complete else "", _folder_size(path),
+                                    _last_time(path)))
+    folder = root / "embeddings"
     for path in sorted(folder.iterdir()) if folder.is_dir() else []:
-        if not path.is_dir():
-            continue
-        meta_path = path / "meta.json"
-        if meta_path.exists() and "." not in path.name:
-            meta = json.loads(meta_path.read_text())
-            found.append(CacheEntry(path, "complete", meta["model"], meta.get("n_sentences"), tuple(meta["layers"]),
-                                    meta["dtype"], _rows_stored(meta), _folder_size(path), meta_path.stat().st_mtime))
-        else:
-            status = "partial" if path.name.endswith(".partial") else "leftover"
-            found.append(CacheEntry(path, status, "", None, (), "", "", _folder_size(path), _last_time(path)))
+        if path.is_dir():
+            found.append(_embedding_entry(path))
     return sorted(found, key=lambda entry: entry.last_used, reverse=True)
 
 
@@ -165,19 +340,35 @@ def sizes(found: list[CacheEntry]) -> pd.DataFrame:
                          "size": per_model["sum"].map(human_size)})
 
 
+def lock_path(folder: Path) -> Path:
+    """The lock file of an entry's key (``<key>.lock`` beside it), held while the entry is computed."""
+    return folder.with_name(f"{folder.name.split('.')[0]}.lock")
+
+
+def _try_lock(path: Path) -> FileLock | None:
+    """The lock at ``path`` acquired without waiting, or None if a running process holds it."""
+    lock = FileLock(path, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        return None
+    return lock
+
+
 def prune(*, older_than_days: float | None = None, model: str | None = None, folders: Sequence[str] | None = None,
           everything: bool = False, dry_run: bool = False, root: Path | None = None) -> list[CacheEntry]:
     """Delete the cache entries that match every filter given, and the untrusted leftovers over an hour old.
 
-    Do not prune the entries a running extraction is writing (``--all`` would include its ``.partial``
-    shards): it would fail and have to start that extraction again.
+    Broken entries, entries of an older cache format and unpacked models are pruned like the others.
+    An entry whose lock a running process holds (it is computing that entry) is skipped with a
+    :class:`CacheWarning`; lock files nobody holds are removed.
 
     Parameters
     ----------
     older_than_days : float, optional
         Entries (and interrupted extractions) not used for more than this many days.
     model : str, optional
-        Entries of this model (name or Hub id as given to ``embed``).
+        Entries of this model (name or Hub id as given to ``embed``), its unpacked files included.
     folders : sequence of str, optional
         Entries by their folder name (the last column of ``cache list``), e.g. those a changed
         study no longer reads.
@@ -214,13 +405,35 @@ def prune(*, older_than_days: float | None = None, model: str | None = None, fol
         if cutoff is not None and entry.last_used >= cutoff:
             continue
         chosen.append(entry)
-    if not dry_run:
-        for entry in chosen:
+    if dry_run:
+        return chosen
+    removed = []
+    for entry in chosen:
+        in_embeddings = entry.path.parent.name == "embeddings"
+        lock = _try_lock(lock_path(entry.path)) if in_embeddings else None
+        if in_embeddings and lock is None:
+            warnings.warn(f"Skipped {entry.path.name}: a running process is computing it.", CacheWarning, stacklevel=2)
+            continue
+        try:
             if entry.status == "leftover":
-                shutil.rmtree(entry.path)
-            else:
+                shutil.rmtree(entry.path, ignore_errors=True)
+            elif entry.path.exists():  # a concurrent prune may have taken it
                 remove_entry(entry.path)
-    return chosen
+        finally:
+            if lock is not None:
+                lock.release()
+        removed.append(entry)
+    _remove_free_locks((root or cache_root()) / "embeddings")
+    return removed
+
+
+def _remove_free_locks(folder: Path) -> None:
+    """Delete the lock files no running process holds (taken first, so none is deleted under a holder)."""
+    for path in sorted(folder.glob("*.lock")) if folder.is_dir() else []:
+        lock = _try_lock(path)
+        if lock is not None:
+            path.unlink(missing_ok=True)
+            lock.release()
 
 
 def remove_entry(path: Path) -> None:
@@ -235,6 +448,31 @@ def remove_entry(path: Path) -> None:
     shutil.rmtree(doomed)
 
 
+def verify(root: Path | None = None) -> list[CacheEntry]:
+    """Hash every file of every embedding entry against its manifest; set aside the damaged ones.
+
+    Returns
+    -------
+    list of CacheEntry
+        The damaged entries (``problem`` says why), under the names they were set aside as; the next
+        run that asks for one computes it again.
+    """
+    from isolib.embed import entry_problem
+
+    damaged = []
+    for entry in entries(root):
+        if entry.status not in ("complete", "broken") or entry.path.parent.name != "embeddings":
+            continue
+        problem = entry.problem or entry_problem(entry.path)
+        if problem:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", CacheWarning)  # the caller reports them
+                aside = set_aside(entry.path, problem)
+            damaged.append(dataclasses.replace(entry, path=aside, status="broken", problem=problem))
+    return damaged
+
+
+# --------------------------------------------------------------------------- memoized
 def _feed(digest, value) -> None:
     """Add ``value`` to a hash, by content: arrays by dtype, shape and bytes; containers item by item."""
     if isinstance(value, np.ndarray):
@@ -264,15 +502,233 @@ def _source_files(module: ModuleType) -> list[Path]:
     return sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
 
 
+# Stored results are JSON: lists are JSON arrays, every other container a JSON object tagged by "$".
+# Decoding builds only these types (and dataclasses of isolib), so a stored file can never run code.
+_TAG = "$"
+
+
+def _encode_array(array: np.ndarray) -> dict:
+    if array.dtype == object:
+        return {_TAG: "ndarray", "dtype": "object", "shape": list(array.shape),
+                "items": [encode_value(item) for item in array.reshape(-1)]}
+    if array.dtype.kind == "V" or array.dtype.hasobject:
+        raise TypeError(f"memoized cannot store an array of dtype {array.dtype}.")
+    contiguous = np.ascontiguousarray(array)
+    return {_TAG: "ndarray", "dtype": contiguous.dtype.str, "shape": list(contiguous.shape),
+            "data": base64.b64encode(contiguous.tobytes()).decode("ascii")}
+
+
+def _decode_array(node: dict) -> np.ndarray:
+    shape = tuple(int(n) for n in node["shape"])
+    if node["dtype"] == "object":
+        array = np.empty(len(node["items"]), dtype=object)
+        array[:] = [decode_value(item) for item in node["items"]]  # slice assignment: items stay whole
+        return array.reshape(shape)
+    dtype = np.dtype(node["dtype"])
+    if dtype.hasobject or dtype.kind == "V":
+        raise ValueError(f"a stored array of dtype {dtype} is not allowed")
+    return np.frombuffer(base64.b64decode(node["data"], validate=True), dtype=dtype).reshape(shape).copy()
+
+
+def _encode_values(values) -> dict:
+    """A column's or an index's values, dtype included (numpy, categorical, string or another pandas dtype)."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return {_TAG: "categorical", "codes": _encode_array(np.asarray(values.codes)),
+                "categories": _encode_index(dtype.categories), "ordered": bool(dtype.ordered)}
+    if isinstance(dtype, pd.StringDtype):
+        return {_TAG: "strings", "storage": dtype.storage, "na": "NA" if dtype.na_value is pd.NA else "nan",
+                "items": [None if pd.isna(item) else str(item) for item in values]}
+    if isinstance(dtype, np.dtype):
+        return _encode_array(np.asarray(values))
+    return {_TAG: "extension", "dtype": str(dtype),
+            "items": [{_TAG: "NA"} if item is pd.NA else encode_value(item) for item in values]}
+
+
+def _decode_values(node: dict):
+    kind = node[_TAG]
+    if kind == "categorical":
+        return pd.Categorical.from_codes(_decode_array(node["codes"]),
+                                         dtype=pd.CategoricalDtype(_decode_index(node["categories"]),
+                                                                   ordered=bool(node["ordered"])))
+    if kind == "strings":
+        dtype = pd.StringDtype(node["storage"], na_value=pd.NA if node["na"] == "NA" else np.nan)
+        return pd.array([dtype.na_value if item is None else str(item) for item in node["items"]], dtype=dtype)
+    if kind == "extension":
+        items = [pd.NA if isinstance(item, dict) and item.get(_TAG) == "NA" else decode_value(item)
+                 for item in node["items"]]
+        return pd.array(items, dtype=pd.api.types.pandas_dtype(node["dtype"]))
+    return _decode_array(node)
+
+
+def _encode_index(index: pd.Index) -> dict:
+    if isinstance(index, pd.RangeIndex):
+        return {_TAG: "range", "start": index.start, "stop": index.stop, "step": index.step,
+                "name": encode_value(index.name)}
+    if isinstance(index, pd.MultiIndex):
+        return {_TAG: "multiindex", "levels": [_encode_index(level) for level in index.levels],
+                "codes": [_encode_array(np.asarray(codes)) for codes in index.codes],
+                "names": [encode_value(name) for name in index.names]}
+    return {_TAG: "index", "values": _encode_values(index.array if not isinstance(index.dtype, np.dtype)
+                                                     else index.to_numpy()),
+            "name": encode_value(index.name)}
+
+
+def _decode_index(node: dict) -> pd.Index:
+    kind = node[_TAG]
+    if kind == "range":
+        return pd.RangeIndex(int(node["start"]), int(node["stop"]), int(node["step"]), name=decode_value(node["name"]))
+    if kind == "multiindex":
+        return pd.MultiIndex(levels=[_decode_index(level) for level in node["levels"]],
+                             codes=[_decode_array(codes) for codes in node["codes"]],
+                             names=[decode_value(name) for name in node["names"]])
+    if kind != "index":
+        raise ValueError(f"a stored index of kind {kind!r} is not allowed")
+    values = _decode_values(node["values"])
+    return pd.Index(values, dtype=values.dtype, name=decode_value(node["name"]))
+
+
+def encode_value(value):
+    """A JSON-ready form of a stored result that :func:`decode_value` turns back into an equal value.
+
+    Types kept exactly: None, bool, int, float, str, numpy scalars and arrays (bytes and dtype),
+    lists, tuples, dicts (any of these as keys), pandas DataFrames, Series and Indexes (dtypes, index
+    and names included) and dataclasses defined in :mod:`isolib`.
+
+    Raises
+    ------
+    TypeError
+        For any other type, which :func:`memoized` then cannot store.
+    """
+    if value is None or isinstance(value, (bool, str)) or type(value) is int:
+        return value
+    if type(value) is float:
+        return {_TAG: "float", "hex": value.hex()}  # exact, NaN and infinities included
+    if isinstance(value, np.generic):
+        return {_TAG: "scalar", "array": _encode_array(np.asarray(value).reshape(1))}
+    if isinstance(value, np.ndarray):
+        return _encode_array(value)
+    if type(value) is list:
+        return [encode_value(item) for item in value]
+    if type(value) is tuple:
+        return {_TAG: "tuple", "items": [encode_value(item) for item in value]}
+    if type(value) is dict:
+        return {_TAG: "dict", "items": [[encode_value(key), encode_value(item)] for key, item in value.items()]}
+    if isinstance(value, pd.DataFrame):
+        return {_TAG: "dataframe", "columns": _encode_index(value.columns), "index": _encode_index(value.index),
+                "data": [_encode_values(value.iloc[:, i].array if not isinstance(value.dtypes.iloc[i], np.dtype)
+                                        else value.iloc[:, i].to_numpy()) for i in range(value.shape[1])],
+                "attrs": encode_value(dict(value.attrs))}
+    if isinstance(value, pd.Series):
+        return {_TAG: "series", "values": _encode_values(value.array if not isinstance(value.dtype, np.dtype)
+                                                         else value.to_numpy()),
+                "index": _encode_index(value.index), "name": encode_value(value.name),
+                "attrs": encode_value(dict(value.attrs))}
+    if isinstance(value, pd.Index):
+        return _encode_index(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        kind = type(value)
+        if not kind.__module__.split(".")[0] == "isolib" or not all(field.init for field in dataclasses.fields(value)):
+            raise TypeError(f"memoized can only store dataclasses of isolib, not {kind.__module__}.{kind.__qualname__}.")
+        return {_TAG: "dataclass", "module": kind.__module__, "qualname": kind.__qualname__,
+                "fields": {field.name: encode_value(getattr(value, field.name)) for field in dataclasses.fields(value)}}
+    raise TypeError(f"memoized cannot store a value of type {type(value).__name__}.")
+
+
+def decode_value(node):
+    """The value :func:`encode_value` encoded; ValueError (or KeyError, TypeError) for anything else."""
+    if node is None or isinstance(node, (bool, str, int)):
+        return node
+    if isinstance(node, list):
+        return [decode_value(item) for item in node]
+    if not isinstance(node, dict):
+        raise ValueError(f"a stored {type(node).__name__} is not allowed")
+    kind = node[_TAG]
+    if kind == "float":
+        return float.fromhex(node["hex"])
+    if kind == "scalar":
+        return _decode_array(node["array"])[0]
+    if kind == "ndarray":
+        return _decode_array(node)
+    if kind == "tuple":
+        return tuple(decode_value(item) for item in node["items"])
+    if kind == "dict":
+        return {decode_value(key): decode_value(item) for key, item in node["items"]}
+    if kind == "dataframe":
+        columns = _decode_index(node["columns"])
+        frame = pd.DataFrame({i: _decode_values(data) for i, data in enumerate(node["data"])},
+                             index=_decode_index(node["index"]))
+        frame.columns = columns
+        frame.attrs.update(decode_value(node["attrs"]))
+        return frame
+    if kind == "series":
+        series = pd.Series(_decode_values(node["values"]), index=_decode_index(node["index"]),
+                           name=decode_value(node["name"]))
+        series.attrs.update(decode_value(node["attrs"]))
+        return series
+    if kind in ("range", "multiindex", "index"):
+        return _decode_index(node)
+    if kind == "dataclass":
+        module, qualname = str(node["module"]), str(node["qualname"])
+        if module.split(".")[0] != "isolib":
+            raise ValueError(f"a stored dataclass of {module} is not allowed")
+        kind_class = importlib.import_module(module)  # a module of isolib: code this process already trusts
+        for part in qualname.split("."):
+            kind_class = getattr(kind_class, part)
+        if not (isinstance(kind_class, type) and dataclasses.is_dataclass(kind_class)):
+            raise ValueError(f"{module}.{qualname} is not a dataclass")
+        return kind_class(**{name: decode_value(item) for name, item in node["fields"].items()})
+    raise ValueError(f"a stored value of kind {kind!r} is not allowed")
+
+
+def _read_result(path: Path):
+    """The value stored at ``path``; ValueError (with why) if the file disagrees with its header or cannot be decoded."""
+    data = path.read_bytes()
+    header_line, _, payload = data.partition(b"\n")
+    try:
+        header = json.loads(header_line)
+        size, sha256 = int(header["size"]), str(header["sha256"])
+        if header["format"] != RESULT_FORMAT:
+            raise ValueError(f"it has format {header['format']!r}, not {RESULT_FORMAT}")
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"its header is unreadable ({error})") from None
+    if len(payload) != size:
+        raise ValueError(f"it holds {len(payload)} bytes where {size} were written")
+    if hashlib.sha256(payload).hexdigest() != sha256:
+        raise ValueError("it does not match the checksum recorded when it was written")
+    try:
+        return decode_value(json.loads(payload))
+    except (ValueError, KeyError, TypeError, AttributeError, ImportError) as error:
+        raise ValueError(f"it cannot be decoded ({type(error).__name__}: {error})") from None
+
+
+def _write_result(path: Path, value) -> None:
+    """Store ``value`` at ``path``: a header line (format, size, SHA-256) then the encoded value, written aside."""
+    payload = json.dumps(encode_value(value), separators=(",", ":"), allow_nan=False).encode()
+    header = json.dumps({"format": RESULT_FORMAT, "size": len(payload), "sha256": hashlib.sha256(payload).hexdigest()})
+    partial = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
+    try:
+        partial.write_bytes(header.encode() + b"\n" + payload)
+        os.replace(partial, path)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        if is_disk_full(error):
+            raise disk_full_error(path.parent, len(header) + 1 + len(payload)) from None
+        raise
+
+
 def memoized(name: str, inputs: dict, compute: Callable[[], object], *, code: Sequence[ModuleType],
              store: bool = True) -> object:
     """``compute()``, or the value it returned before for the same inputs and code.
 
     For long deterministic steps (a seeded clustering row, a fine-tuning run), so that a run stopped
     half-way resumes with the steps it finished. The value is stored in
-    ``<cache root>/results/<name>/<key>.pkl``, written aside and renamed (an interrupted write leaves
+    ``<cache root>/results/<name>/<key>.jsonl`` (:func:`encode_value`: data only, never code, behind a
+    header with its size and SHA-256), written aside and renamed (an interrupted write leaves
     nothing trusted); ``key`` hashes ``inputs`` by content and the source of the ``code`` modules
-    (a package: all its files), so editing the code that computes a value recomputes it.
+    (a package: all its files), so editing the code that computes a value recomputes it. A stored
+    value that fails its checks is computed again with one :class:`CacheWarning`; a value pickled
+    by an older version (``<key>.pkl``) is never read, only replaced.
 
     Parameters
     ----------
@@ -282,11 +738,16 @@ def memoized(name: str, inputs: dict, compute: Callable[[], object], *, code: Se
         Everything the value depends on besides the code: arrays, dataclasses, numbers, strings, and
         lists or dicts of them (seeds included; a model by its weights fingerprint).
     compute : callable
-        Called without arguments when no stored value matches.
+        Called without arguments when no stored value matches; it returns what :func:`encode_value` takes.
     code : sequence of module
         The modules (or packages) whose source determines the value.
     store : bool
         False: only ``compute()``, nothing read or written (a caller's ``resume=False``).
+
+    Raises
+    ------
+    TypeError
+        If an input cannot be hashed, or the computed value cannot be stored.
     """
     if not store:
         return compute()
@@ -296,15 +757,17 @@ def memoized(name: str, inputs: dict, compute: Callable[[], object], *, code: Se
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     folder = cache_root() / RESULTS_FOLDER / name
-    path = folder / f"{digest.hexdigest()[:32]}.pkl"
-    if path.exists():
-        try:
-            return pickle.loads(path.read_bytes())
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            pass  # unreadable (another library version): computed again and replaced
+    key = digest.hexdigest()[:32]
+    path = folder / f"{key}{RESULT_SUFFIX}"
+    try:
+        return _read_result(path)
+    except FileNotFoundError:
+        pass
+    except ValueError as problem:
+        warnings.warn(f"The stored result {path} was damaged ({problem}); it is computed again.", CacheWarning,
+                      stacklevel=2)
     value = compute()
     folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
-    partial.write_bytes(pickle.dumps(value))
-    os.replace(partial, path)
+    _write_result(path, value)
+    (folder / f"{key}.pkl").unlink(missing_ok=True)  # a pickle of an older version: never read, now replaced
     return value

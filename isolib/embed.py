@@ -13,14 +13,23 @@ How extraction works
   are dropped before anything is stored, so padding never reaches the statistics.
 * Work is split in shards of ``shard_size`` sentences. Each finished shard is written
   to a temporary folder and renamed into place (atomic), so a run killed half-way
-  leaves only finished shards, which the next run reuses. When all shards exist they
+  leaves only finished shards, which the next run reuses: the partial folder records its
+  layout (``layout.json``: sentences, shard and batch sizes), and a resume whose layout differs,
+  or whose shard does not hold the rows of its sentences, starts that folder (or shard) over. When all shards exist they
   are assembled layer by layer inside the partial folder, each layer deleted from the shards
   once it is assembled (so the disk never holds two copies), and the assembled folder is
   renamed into place. An entry is trusted only if its final folder exists; partial and
   temporary folders never are.
 * The cache key hashes everything that determines the result: the model's weights
-  fingerprint, the texts, tokenizer options, layers, dtype, which rows are stored and the
-  cache format version.
+  fingerprint, the texts (each with its length, so no two lists of texts share a key), tokenizer
+  options, layers, dtype, which rows are stored, the cache format version, and the batching
+  (``batch_size`` and ``shard_size``): sentences are batched by length within a shard, and which
+  sentences share a padded forward pass changes the last bits of the float32 results (up to
+  7e-6), so two batchings are two entries rather than one key holding either.
+* Every argument that shapes an extraction is checked before any work; sentences longer than
+  ``max_length`` are cut to it with one warning giving their count.
+* Each entry records every file's size and SHA-256 (``manifest.json``, :mod:`isolib.cache`),
+  checked when it is opened; a damaged entry is set aside and extracted again, never read.
 * ``keep_special=False`` drops the rows of special tokens ([CLS], [SEP], a start token)
   before anything is stored, for a study that never reads them (every statistic of the
   studies excludes them): on STS that is 12% of an encoder's rows and 6% of SmolLM2's with a
@@ -52,8 +61,10 @@ one place every study chooses how to treat it:
     1% of occurrences still hold 89% of the squared norm once position 0 is dropped.
 
 Cache layout: ``<ISOLIB_CACHE_DIR>/embeddings/<key>/`` holding ``meta.json``,
-``tokens.parquet`` and one ``layer_NN.npy`` per layer, read memory-mapped one layer at a time;
-an entry of :func:`sentence_embeddings` holds ``meta.json`` and ``sentences.npy``.
+``tokens.parquet``, one ``layer_NN.npy`` per layer (read memory-mapped one layer at a time) and
+``manifest.json``; an entry of :func:`sentence_embeddings` holds ``meta.json``, ``sentences.npy``
+and ``manifest.json``. Entries of cache format 1 (before manifests) are never read (``cache list``
+shows them as ``outdated``).
 """
 
 from __future__ import annotations
@@ -63,6 +74,7 @@ import json
 import os
 import shutil
 import uuid
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -71,16 +83,32 @@ import numpy as np
 import pandas as pd
 from filelock import FileLock
 
+from isolib._checks import check_int
 from isolib._progress import show_progress
+from isolib.cache import (
+    CacheError,
+    disk_full_error,
+    ensure_space,
+    is_disk_full,
+    lock_path,
+    manifest_problem,
+    reserve,
+    set_aside,
+    write_manifest,
+    write_text,
+)
 from isolib.errors import ModelError
 from isolib.models import LoadedModel, cache_root, fingerprint, load_model, resolve_layers
 
-CACHE_FORMAT = 1
+# 2: manifests, the batching in the key, texts hashed with their lengths.
+CACHE_FORMAT = 2
 FIRST_POSITIONS = ("keep", "start_token", "drop")
 # How a view other than the papers' is labelled where models are named (tables, figures, RESULTS.md).
 VIEW_LABELS = {"keep": "", "start_token": " (start token)", "drop": " (position 0 dropped)"}
 TOKEN_COLUMNS = ("sentence_id", "position", "token", "word_id", "word", "is_special")
 DTYPES = ("float32", "float16")
+BATCH_SIZE = 32
+SHARD_SIZE = 2000
 
 
 @dataclass(frozen=True)
@@ -143,7 +171,11 @@ class Embeddings:
         (index,) = resolve_layers(layer, self.n_layers)
         if index not in self.layers:
             raise ModelError(f"Layer {layer} was not extracted; this object holds layers {list(self.layers)}.")
-        array = np.load(self.path / f"layer_{index:02d}.npy", mmap_mode="r")
+        try:
+            array = np.load(self.path / f"layer_{index:02d}.npy", mmap_mode="r")
+        except FileNotFoundError:
+            raise CacheError(f"The cache entry {self.path} was deleted (pruned?) while this run was reading it; "
+                             "call embed again to extract it again.") from None
         # first_position="drop": the kept rows, read into memory (an (n_tokens, dim) copy).
         return array if self.rows is None else array[self.rows]
 
@@ -270,10 +302,11 @@ def sentence_embeddings(model: str, sentences: Sequence[str], **options) -> np.n
     from isolib.cache import remove_entry
     from isolib.models import sentence_config
 
+    texts = _texts(sentences)
+    batching = _batching(options.get("batch_size", BATCH_SIZE), options.get("shard_size", SHARD_SIZE))
     config = sentence_config(model)
-    texts = list(sentences)
     token_options = {"layers": [-1], "max_length": config.max_seq_length, "dtype": "float32"}
-    key = cache_key(fingerprint(model), texts, **token_options, pooling=(config.pooling, config.normalize))
+    key = cache_key(fingerprint(model), texts, **token_options, **batching, pooling=(config.pooling, config.normalize))
 
     def create(final: Path) -> None:
         tokens = embed(model, texts, **token_options, **options)
@@ -281,31 +314,46 @@ def sentence_embeddings(model: str, sentences: Sequence[str], **options) -> np.n
         meta = {"format": CACHE_FORMAT, "model": tokens.model, "fingerprint": tokens.fingerprint,
                 "n_layers": tokens.n_layers, "layers": list(tokens.layers), "dim": int(pooled.shape[1]),
                 "dtype": "float32", "n_sentences": len(texts), "max_length": config.max_seq_length,
-                "pooling": config.pooling, "normalize": config.normalize}
+                "pooling": config.pooling, "normalize": config.normalize, **batching}
 
         def write(tmp: Path) -> None:
-            np.save(tmp / "sentences.npy", pooled)
-            (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+            try:
+                np.save(tmp / "sentences.npy", pooled)
+            except OSError as error:
+                if is_disk_full(error):
+                    raise disk_full_error(final.parent, pooled.nbytes) from None
+                raise
+            write_text(tmp / "meta.json", json.dumps(meta, indent=1))
+            write_manifest(tmp)
 
         _write_atomically(final, write)
         remove_entry(tokens.path)
 
-    return np.load(_cache_entry(key, create) / "sentences.npy")
+    final = _cache_entry(key, create, len(texts))
+    try:
+        return np.load(final / "sentences.npy")
+    except FileNotFoundError:
+        raise _deleted_while_read(final) from None
 
 
-def _cache_entry(key: str, create) -> Path:
-    """The cache folder of ``key``, made by ``create(folder)`` if it has no ``meta.json`` yet.
+def _cache_entry(key: str, create, n_sentences: int) -> Path:
+    """The cache folder of ``key``, made by ``create(folder)`` if it is missing or fails :func:`entry_problem`.
 
     Two processes asking for the same entry (make -j2, two notebooks): one creates it under a file
-    lock, the other waits and then reads what the first wrote. Reading an entry marks it used (the
-    time of its ``meta.json``), for ``python -m isolib cache list`` and ``prune``.
+    lock, the other waits and then reads what the first wrote. A damaged entry is set aside (one
+    :class:`isolib.cache.CacheWarning`) and created again, never read. Reading an entry marks it used
+    (the time of its ``meta.json``), for ``python -m isolib cache list`` and ``prune``.
     """
     root = cache_root() / "embeddings"
     final = root / key
-    if not (final / "meta.json").exists():
+    if not final.exists() or entry_problem(final, n_sentences):
         root.mkdir(parents=True, exist_ok=True)
-        with FileLock(root / f"{key}.lock"):
-            if not (final / "meta.json").exists():
+        with FileLock(lock_path(final)):
+            # Checked again under the lock: another process may have created or set aside the entry meanwhile.
+            problem = entry_problem(final, n_sentences) if final.exists() else ""
+            if problem:
+                set_aside(final, problem)
+            if not final.exists():
                 create(final)
                 return final
     try:
@@ -313,6 +361,73 @@ def _cache_entry(key: str, create) -> Path:
     except OSError:
         pass  # a read-only cache is still readable
     return final
+
+
+def _deleted_while_read(final: Path) -> CacheError:
+    return CacheError(f"The cache entry {final} was deleted (pruned?) while this run was reading it; "
+                      "call embed again to extract it again.")
+
+
+def entry_problem(folder: Path, n_sentences: int | None = None) -> str:
+    """Why a cache entry must not be read ("" if it is whole and what its key says).
+
+    Always cheap: ``meta.json`` readable and of this cache format, ``n_sentences`` as asked, every file
+    of the manifest present with its recorded size, each array's header (shape, dtype) as ``meta.json``
+    and the token table's row count say. Each file's SHA-256 is also compared, once per process
+    (:func:`isolib.cache.manifest_problem`).
+    """
+    try:
+        meta = json.loads((folder / "meta.json").read_text())
+        layers, dim, dtype = [int(layer) for layer in meta["layers"]], int(meta["dim"]), np.dtype(meta["dtype"])
+        recorded_sentences, format_ = int(meta["n_sentences"]), meta["format"]
+        n_tokens = None if "pooling" in meta else int(meta["n_tokens"])
+    except FileNotFoundError:
+        return "meta.json is missing"
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        return f"meta.json is unreadable ({type(error).__name__}: {error})"
+    if format_ != CACHE_FORMAT:
+        return f"it has cache format {format_!r}, not {CACHE_FORMAT}"
+    if n_sentences is not None and recorded_sentences != n_sentences:
+        return f"meta.json says {recorded_sentences} sentences where {n_sentences} were embedded"
+    if n_tokens is None:
+        arrays = {"sentences.npy": (recorded_sentences, dim)}
+    else:
+        arrays = {f"layer_{layer:02d}.npy": (n_tokens, dim) for layer in layers}
+    problem = manifest_problem(folder, required=["meta.json", *arrays] + ([] if n_tokens is None else ["tokens.parquet"]))
+    if problem:
+        return problem
+    if n_tokens is not None:
+        import pyarrow.parquet
+
+        try:
+            rows = pyarrow.parquet.read_metadata(folder / "tokens.parquet").num_rows
+        except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
+            return f"tokens.parquet is unreadable ({error})"
+        if rows != n_tokens:
+            return f"tokens.parquet has {rows} rows where meta.json says {n_tokens}"
+    for name, shape in arrays.items():
+        if problem := _array_problem(folder / name, shape, dtype):
+            return f"{name} {problem}"
+    return ""
+
+
+def _array_problem(path: Path, shape: tuple[int, int], dtype: np.dtype) -> str:
+    """Why a ``.npy`` file's header or size disagrees with ``shape`` and ``dtype`` ("" if it agrees)."""
+    readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+    try:
+        with open(path, "rb") as stream:
+            version = np.lib.format.read_magic(stream)
+            stored_shape, fortran_order, stored_dtype = readers[version](stream)
+            data_offset = stream.tell()
+    except FileNotFoundError:
+        return "is missing"
+    except (OSError, ValueError, KeyError, SyntaxError) as error:
+        return f"has an unreadable header ({error})"
+    if stored_shape != shape or stored_dtype != dtype or fortran_order:
+        return f"holds {stored_dtype} {stored_shape} where {dtype} {shape} was written"
+    if path.stat().st_size != data_offset + int(np.prod(shape)) * dtype.itemsize:
+        return "has a size that does not match its header"
+    return ""
 
 
 def _pool(tokens: Embeddings, pooling: str, normalize: bool) -> np.ndarray:
@@ -331,26 +446,50 @@ def _pool(tokens: Embeddings, pooling: str, normalize: bool) -> np.ndarray:
     return pooled.astype(np.float32)
 
 
-def cache_key(fingerprint_: str, texts: Sequence[str], *, layers, max_length: int, dtype: str,
-              start_token: bool = False, keep_special: bool = True, pooling: tuple | None = None) -> str:
+def cache_key(fingerprint_: str, texts: Sequence[str], *, layers, max_length: int, dtype: str, batch_size: int,
+              shard_size: int, start_token: bool = False, keep_special: bool = True,
+              pooling: tuple | None = None) -> str:
     """Content hash identifying one extraction (see the module docstring)."""
-    texts_digest = hashlib.sha256("\x1e".join(texts).encode("utf-8")).hexdigest()
+    texts_digest = hashlib.sha256()
+    for text in texts:  # each text behind its length: no separator a text could contain
+        encoded = text.encode("utf-8")
+        texts_digest.update(len(encoded).to_bytes(8, "little"))
+        texts_digest.update(encoded)
     spec = {
         "format": CACHE_FORMAT,
         "model": fingerprint_,
-        "texts": [len(texts), texts_digest],
+        "texts": [len(texts), texts_digest.hexdigest()],
         "layers": "all" if layers is None else sorted({int(x) for x in np.atleast_1d(layers)}),
         "max_length": max_length,
         "dtype": dtype,
+        "batch_size": batch_size,
+        "shard_size": shard_size,
+        "start_token": start_token,
+        "keep_special": keep_special,
     }
-    # Options only when not the default, so that entries extracted before they existed stay valid.
-    if start_token:
-        spec["start_token"] = True
-    if not keep_special:
-        spec["keep_special"] = False
     if pooling is not None:  # an entry of sentence vectors (:func:`sentence_embeddings`)
         spec["pooling"] = list(pooling)
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _texts(sentences) -> list[str]:
+    """``sentences`` as a list of non-empty strings, or one ValueError (TypeError for a lone string)."""
+    if isinstance(sentences, (str, bytes)):
+        raise TypeError(f"sentences must be a list of texts, not one {type(sentences).__name__}; "
+                        "pass [text] for a single sentence.")
+    texts = list(sentences)
+    if not texts:
+        raise ValueError("sentences is empty; pass at least one sentence.")
+    empty = [i for i, text in enumerate(texts) if not isinstance(text, str) or not text.strip()]
+    if empty:
+        raise ValueError(f"{len(empty)} sentences are empty or not strings (first at index {empty[0]}).")
+    return texts
+
+
+def _batching(batch_size, shard_size) -> dict:
+    """``batch_size`` and ``shard_size`` checked (positive integers), as a dict for :func:`cache_key`."""
+    return {"batch_size": check_int(batch_size, "batch_size", low=1),
+            "shard_size": check_int(shard_size, "shard_size", low=1)}
 
 
 def embed(
@@ -358,11 +497,11 @@ def embed(
     sentences: Sequence[str],
     *,
     layers=None,
-    batch_size: int = 32,
+    batch_size: int = BATCH_SIZE,
     max_length: int = 512,
     dtype: str = "float32",
     device: str = "cpu",
-    shard_size: int = 2000,
+    shard_size: int = SHARD_SIZE,
     progress: bool | None = None,
     first_position: str = "keep",
     keep_special: bool = True,
@@ -380,16 +519,19 @@ def embed(
     layers : None, int or sequence of int
         Layers to keep (None = all; 0 = input embeddings; negative from the top).
     batch_size : int
-        Sentences per forward pass (batches are formed by length).
+        Sentences per forward pass (batches are formed by length), at least 1; part of the cache key
+        (module docstring).
     max_length : int
         Longer sentences are truncated to this many tokens (special tokens included), or to the
-        model's own limit (:attr:`LoadedModel.max_tokens`) where that is smaller.
+        model's own limit (:attr:`LoadedModel.max_tokens`) where that is smaller, with one warning
+        giving how many were cut. At least 2, and room for one token besides the special tokens.
     dtype : {"float32", "float16"}
         Storage dtype; the model always runs in float32.
     device : str
         Torch device for the forward passes (``"cpu"``, ``"cuda"``).
     shard_size : int
-        Sentences per resumable shard.
+        Sentences per resumable shard, at least 1; part of the cache key, since sentences are
+        batched by length within a shard (module docstring).
     progress : bool or None
         Show a progress bar; None = only when interactive (a terminal or a Jupyter
         kernel), unless the environment variable ``ISOLIB_PROGRESS`` is ``0`` or ``1``.
@@ -403,13 +545,19 @@ def embed(
     Returns
     -------
     Embeddings
+
+    Raises
+    ------
+    TypeError
+        If ``sentences`` is one string rather than a list of texts.
+    ValueError
+        For an argument that cannot shape an extraction, before any work.
+    isolib.cache.CacheError
+        If the cache's disk is full, or the entry is deleted while it is read.
     """
-    texts = list(sentences)
-    if not texts:
-        raise ValueError("sentences is empty; pass at least one sentence.")
-    empty = [i for i, text in enumerate(texts) if not isinstance(text, str) or not text.strip()]
-    if empty:
-        raise ValueError(f"{len(empty)} sentences are empty or not strings (first at index {empty[0]}).")
+    texts = _texts(sentences)
+    batching = _batching(batch_size, shard_size)
+    max_length = check_int(max_length, "max_length", low=2)
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}.")
     if first_position not in FIRST_POSITIONS:
@@ -417,18 +565,26 @@ def embed(
     start_token = first_position == "start_token"
     name = model.name if isinstance(model, LoadedModel) else model
     weights = model.fingerprint if isinstance(model, LoadedModel) else fingerprint(model)
-    key = cache_key(weights, texts, layers=layers, max_length=max_length, dtype=dtype, start_token=start_token,
-                    keep_special=keep_special)
+    key = cache_key(weights, texts, layers=layers, max_length=max_length, dtype=dtype, **batching,
+                    start_token=start_token, keep_special=keep_special)
 
     def create(final: Path) -> None:
         loaded = model if isinstance(model, LoadedModel) else load_model(model, device=device, progress=progress)
-        _extract(loaded, texts, final, layers=layers, batch_size=batch_size,
-                 max_length=min(max_length, loaded.max_tokens), dtype=dtype, device=device, shard_size=shard_size,
-                 progress=show_progress(progress), start_token=start_token, keep_special=keep_special)
+        # Below this a sentence would keep no token of its own (the tokenizer then ignores max_length).
+        needed = loaded.tokenizer.num_special_tokens_to_add() + int(start_token) + 1
+        if min(max_length, loaded.max_tokens) < needed:
+            raise ValueError(f"max_length must be at least {needed} for {loaded.name} (its special tokens and one "
+                             f"more), got {max_length}.")
+        _extract(loaded, texts, final, layers=layers, **batching, max_length=min(max_length, loaded.max_tokens),
+                 dtype=dtype, device=device, progress=show_progress(progress), start_token=start_token,
+                 keep_special=keep_special)
 
-    final = _cache_entry(key, create)
-    meta = json.loads((final / "meta.json").read_text())
-    tokens, rows = pd.read_parquet(final / "tokens.parquet"), None
+    final = _cache_entry(key, create, len(texts))
+    try:
+        meta = json.loads((final / "meta.json").read_text())
+        tokens, rows = pd.read_parquet(final / "tokens.parquet"), None
+    except FileNotFoundError:
+        raise _deleted_while_read(final) from None
     if first_position == "drop":
         # A sentence of one token keeps it: without it the sentence would have no vector at all.
         alone = ~tokens.sentence_id.duplicated(keep=False).to_numpy()
@@ -456,26 +612,36 @@ def _extract(loaded: LoadedModel, texts, final: Path, *, layers, batch_size, max
 
     kept = resolve_layers(layers, loaded.n_layers)
     partial = final.with_name(final.name + ".partial")
-    partial.mkdir(parents=True, exist_ok=True)
+    _prepare_partial(partial, {"format": CACHE_FORMAT, "n_sentences": len(texts), "shard_size": shard_size,
+                               "batch_size": batch_size, "max_length": max_length, "layers": list(kept)})
     # Temporary folders left by a killed run are never trusted: remove them.
     for stale in [*partial.glob("*.tmp-*"), *final.parent.glob(f"{final.name}.tmp-*")]:
         shutil.rmtree(stale, ignore_errors=True)
     starts = range(0, len(texts), shard_size)
     bar = tqdm(total=len(texts), desc=f"embedding with {loaded.name}", unit="sent", disable=not progress)
+    n_truncated = 0
     for shard_index, start in enumerate(starts):
         shard = partial / f"shard_{shard_index:05d}"
         chunk = texts[start:start + shard_size]
-        if not (shard / "tokens.parquet").exists():
+        record = _shard_record(shard, start, len(chunk))
+        if record is None:
+            shutil.rmtree(shard, ignore_errors=True)  # absent, or not the shard of these sentences: computed again
             _write_atomically(shard, lambda tmp, chunk=chunk, start=start: _extract_shard(
                 loaded, chunk, start, tmp, kept=kept, batch_size=batch_size, max_length=max_length,
                 dtype=dtype, device=device, bar=bar, start_token=start_token, keep_special=keep_special))
+            record = _shard_record(shard, start, len(chunk))
         else:
             bar.update(len(chunk))
+        n_truncated += record["n_truncated"]
     bar.close()
+    if n_truncated:
+        warnings.warn(f"{n_truncated} of {len(texts)} sentences were longer than max_length={max_length} tokens "
+                      "and were cut to it.", UserWarning, stacklevel=5)
     shards = [partial / f"shard_{i:05d}" for i in range(len(starts))]
     meta = {"format": CACHE_FORMAT, "model": loaded.name, "checkpoint": loaded.checkpoint,
             "fingerprint": loaded.fingerprint, "n_layers": loaded.n_layers, "layers": list(kept),
             "dim": loaded.dim, "dtype": dtype, "n_sentences": len(texts), "max_length": max_length,
+            "n_truncated": n_truncated, "batch_size": batch_size, "shard_size": shard_size,
             "start_token": start_token, "keep_special": keep_special}
     assembled = partial / "assembled"
     _assemble(shards, assembled, kept, meta)
@@ -485,6 +651,35 @@ def _extract(loaded: LoadedModel, texts, final: Path, *, layers, batch_size, max
         if not (final / "meta.json").exists():  # a concurrent run may have won the rename; otherwise re-raise
             raise
     shutil.rmtree(partial, ignore_errors=True)
+
+
+def _prepare_partial(partial: Path, layout: dict) -> None:
+    """Make ``partial`` hold only shards of ``layout``: one recorded with another layout (or none) starts over.
+
+    Shards are reused only by a run that cuts the sentences into the same shards; any other would
+    lose sentences or hold some twice.
+    """
+    try:
+        recorded = json.loads((partial / "layout.json").read_text())
+    except (OSError, ValueError):
+        recorded = None
+    if recorded != layout:
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        write_text(partial / "layout.json", json.dumps(layout))
+
+
+def _shard_record(shard: Path, first_sentence_id: int, n_sentences: int) -> dict | None:
+    """A finished shard's ``shard.json`` if it holds exactly these sentences and its token table, else None."""
+    import pyarrow.parquet
+
+    try:
+        record = json.loads((shard / "shard.json").read_text())
+        rows = pyarrow.parquet.read_metadata(shard / "tokens.parquet").num_rows
+    except (OSError, ValueError):
+        return None
+    expected = {"first_sentence_id": first_sentence_id, "n_sentences": n_sentences, "n_rows": rows}
+    return record if {name: record.get(name) for name in expected} == expected else None
 
 
 def _write_atomically(target: Path, write) -> None:
@@ -501,6 +696,24 @@ def _write_atomically(target: Path, write) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _new_array(path: Path, shape: tuple[int, int], dtype: str, cache_folder: Path) -> np.memmap:
+    """A ``.npy`` file opened for writing, its blocks allocated now: a full disk fails here, in one sentence.
+
+    Without the allocation, writing into the memory map of a file on a full disk kills the process
+    with SIGBUS (a full tmpfs), with no message at all.
+    """
+    needed = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    ensure_space(cache_folder, needed)
+    try:
+        array = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+        reserve(path)
+    except OSError as error:
+        if is_disk_full(error):
+            raise disk_full_error(cache_folder, needed) from None
+        raise
+    return array
+
+
 @dataclass(frozen=True)
 class _Encoded:
     """Tokenized sentences as plain lists, one entry per sentence (so a start token can be prepended)."""
@@ -509,6 +722,7 @@ class _Encoded:
     offsets: list  # character (start, end) of each token
     word_ids: list  # word index of each token, None for special tokens
     special: list  # 1 for a special token
+    n_truncated: int  # sentences cut to max_length
 
 
 def _tokenize(tokenizer, texts, max_length, start_token: bool = False) -> _Encoded:
@@ -520,7 +734,8 @@ def _tokenize(tokenizer, texts, max_length, start_token: bool = False) -> _Encod
     encoded = _Encoded({k: [list(v) for v in encoding[k]] for k in names},
                        [list(v) for v in encoding["offset_mapping"]],
                        [encoding.word_ids(i) for i in range(len(texts))],
-                       [list(v) for v in encoding["special_tokens_mask"]])
+                       [list(v) for v in encoding["special_tokens_mask"]],
+                       sum(bool(one.overflowing) for one in encoding.encodings))
     if start_token:
         padding = {"input_ids": tokenizer.bos_token_id, "attention_mask": 1}
         for i in range(len(texts)):
@@ -567,7 +782,7 @@ def _table(tokenizer, texts, encoded: _Encoded, first_sentence_id) -> pd.DataFra
 
 def _extract_shard(loaded: LoadedModel, texts, first_sentence_id, folder: Path, *, kept, batch_size, max_length,
                    dtype, device, bar, start_token, keep_special) -> None:
-    """Run the model over one shard and write its token table and per-layer arrays into ``folder``."""
+    """Run the model over one shard and write its token table, per-layer arrays and ``shard.json`` into ``folder``."""
     import torch
 
     tokenizer = loaded.tokenizer
@@ -580,8 +795,10 @@ def _extract_shard(loaded: LoadedModel, texts, first_sentence_id, folder: Path, 
     stored_in = [stored[starts[i]:starts[i + 1]] for i in range(len(texts))]
     offsets = np.concatenate([[0], np.cumsum([mask.sum() for mask in stored_in])])
     table = table[stored].reset_index(drop=True)
-    arrays = {layer: np.lib.format.open_memmap(folder / f"layer_{layer:02d}.npy", mode="w+", dtype=dtype,
-                                               shape=(int(offsets[-1]), loaded.dim)) for layer in kept}
+    cache_folder = folder.parent.parent  # <cache>/embeddings/<key>.partial/<shard>.tmp-*
+    ensure_space(cache_folder, int(offsets[-1]) * loaded.dim * np.dtype(dtype).itemsize * len(kept))
+    arrays = {layer: _new_array(folder / f"layer_{layer:02d}.npy", (int(offsets[-1]), loaded.dim), dtype, cache_folder)
+              for layer in kept}
     order = np.argsort(lengths, kind="stable")
     tokenizer.padding_side = "right"  # positions of real tokens must not depend on padding
     with torch.inference_mode():
@@ -596,9 +813,16 @@ def _extract_shard(loaded: LoadedModel, texts, first_sentence_id, folder: Path, 
                 for row, i in enumerate(members):
                     arrays[layer][offsets[i]:offsets[i + 1]] = states[row, :lengths[i]][stored_in[i]]
             bar.update(len(members))
-    for array in arrays.values():
-        array.flush()
-    table.to_parquet(folder / "tokens.parquet", index=False)
+    try:
+        for array in arrays.values():
+            array.flush()
+        table.to_parquet(folder / "tokens.parquet", index=False)
+    except OSError as error:
+        if is_disk_full(error):
+            raise disk_full_error(cache_folder, len(table) * 64) from None
+        raise
+    write_text(folder / "shard.json", json.dumps({"first_sentence_id": first_sentence_id, "n_sentences": len(texts),
+                                                  "n_rows": len(table), "n_truncated": encoded.n_truncated}))
 
 
 def _assemble(shards: list[Path], folder: Path, kept, meta: dict) -> None:
@@ -607,27 +831,41 @@ def _assemble(shards: list[Path], folder: Path, kept, meta: dict) -> None:
     Each layer is written under a temporary name, renamed, and only then deleted from the shards: the
     disk holds about one copy of the arrays (not the shards and the entry both: 2 x 10 GB for one of
     notebook 01's views), memory one layer of one shard, and a run stopped part-way resumes at the
-    first layer not yet renamed. ``meta.json`` comes last, so the folder is complete only with it.
+    first layer not yet renamed. ``meta.json`` and then ``manifest.json`` (each file's size and
+    SHA-256) come last, so the folder is complete only with them.
     """
     folder.mkdir(exist_ok=True)
     for stale in folder.glob("*.tmp-*"):  # a layer being written when a run was stopped
         stale.unlink()
+    cache_folder = folder.parent.parent  # <cache>/embeddings/<key>.partial/assembled
     tables = [pd.read_parquet(shard / "tokens.parquet") for shard in shards]
     n_tokens = sum(len(t) for t in tables)
     for layer in kept:
         name = f"layer_{layer:02d}.npy"
         if not (folder / name).exists():
             tmp = folder / f"{name}.tmp-{uuid.uuid4().hex[:8]}"
-            out = np.lib.format.open_memmap(tmp, mode="w+", dtype=meta["dtype"], shape=(n_tokens, meta["dim"]))
+            out = _new_array(tmp, (n_tokens, meta["dim"]), meta["dtype"], cache_folder)
             row = 0
             for shard in shards:
                 part = np.load(shard / name, mmap_mode="r")
                 out[row:row + len(part)] = part
                 row += len(part)
-            out.flush()
+            try:
+                out.flush()
+            except OSError as error:
+                if is_disk_full(error):
+                    raise disk_full_error(cache_folder, out.nbytes) from None
+                raise
             del out
             os.replace(tmp, folder / name)
         for shard in shards:
             (shard / name).unlink(missing_ok=True)
-    pd.concat(tables, ignore_index=True).to_parquet(folder / "tokens.parquet", index=False)
-    (folder / "meta.json").write_text(json.dumps(meta, indent=1))
+    table = pd.concat(tables, ignore_index=True)
+    try:
+        table.to_parquet(folder / "tokens.parquet", index=False)
+    except OSError as error:
+        if is_disk_full(error):
+            raise disk_full_error(cache_folder, n_tokens * 64) from None
+        raise
+    write_text(folder / "meta.json", json.dumps({**meta, "n_tokens": n_tokens}, indent=1))
+    write_manifest(folder)

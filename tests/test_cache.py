@@ -9,14 +9,18 @@ import pytest
 
 from isolib import cache
 from isolib.cli import main
+from isolib.embed import CACHE_FORMAT
 
 
 def _entry(root, key, model, *, days_ago=0.0, layers=(0, 1, 2), size=1000):
+    """A folder that ``cache list`` reads as an entry (not one ``embed`` would open: its arrays are filler)."""
     folder = root / "embeddings" / key
     folder.mkdir(parents=True)
     (folder / "layer_00.npy").write_bytes(b"x" * size)
     meta = folder / "meta.json"
-    meta.write_text(json.dumps({"model": model, "n_sentences": 10, "layers": list(layers), "dtype": "float16"}))
+    meta.write_text(json.dumps({"format": CACHE_FORMAT, "model": model, "n_sentences": 10, "layers": list(layers),
+                                "dtype": "float16"}))
+    cache.write_manifest(folder)
     stamp = time.time() - days_ago * 86400
     os.utime(meta, (stamp, stamp))
     return folder
@@ -117,10 +121,11 @@ def test_memoized_computes_once_per_inputs_and_code(cache_dir):
     changed = {**inputs, "points": inputs["points"] + 1e-12}
     assert cache.memoized("step", changed, lambda: compute(3), code=[transforms]) == {"value": 3}
     assert calls == [1, 3], "the same inputs and code reuse the stored value; other inputs compute again"
-    stored = sorted((cache_dir / "results" / "step").glob("*.pkl"))
-    stored[0].write_bytes(b"not a pickle")  # a damaged file is computed again, never trusted
-    cache.memoized("step", inputs, lambda: compute(4), code=[transforms])
-    cache.memoized("step", changed, lambda: compute(5), code=[transforms])
+    stored = sorted((cache_dir / "results" / "step").glob("*.jsonl"))
+    stored[0].write_bytes(b"not a stored value")  # a damaged file is computed again, never trusted
+    with pytest.warns(cache.CacheWarning, match="was damaged"):
+        cache.memoized("step", inputs, lambda: compute(4), code=[transforms])
+        cache.memoized("step", changed, lambda: compute(5), code=[transforms])
     assert len(calls) == 3 and calls[-1] in (4, 5)
     listed = cache.listing(cache.entries())
     assert listed[listed.rows == "results: step"].texts.item() == 2
