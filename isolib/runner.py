@@ -20,6 +20,12 @@ and where the full run is. A ``full`` run keeps its executed notebook beside its
 ``figures/<name>/<name>.ipynb``, and :func:`isolib.findings.write_overview` regenerates
 ``figures/README.md`` from the committed ``RESULTS.md`` files.
 
+Progress
+--------
+While a notebook runs, the runner prints on stderr which of its code cells runs and the time taken
+so far (:class:`CellProgress`); ``ISOLIB_PROGRESS=0`` silences it. Inside the kernel progress bars
+stay off, so that none is stored among the outputs.
+
 Variants
 --------
 ``overrides`` (``python -m isolib reproduce --only NB -p NAME VALUE``) change parameters of one
@@ -34,8 +40,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,24 +173,102 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
     folder = folder or (variant_dir(notebook, profile, overrides) if overrides else BUILD_DIR / profile)
     executed = folder / f"{notebook}.ipynb"
     executed.parent.mkdir(parents=True, exist_ok=True)
-    # Progress bars and interactive niceties must stay out of stored outputs.
-    os.environ["ISOLIB_PROGRESS"] = "0"
-    # The inline backend stores each shown figure as PNG in the executed notebook (Agg would show
-    # nothing, leaving every "Figure" section empty on GitHub); it needs no display either.
-    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    progress = CellProgress(notebook) if os.environ.get("ISOLIB_PROGRESS") != "0" else None
+    hooks = {"on_notebook_start": progress.on_notebook_start, "on_cell_start": progress.on_cell_start} if progress else {}
     start = time.perf_counter()
     try:
         source = without_quick_run_note(jupytext.read(NOTEBOOK_DIR / f"{notebook}.py"))
         params = parameters(notebook, profile, overrides, output=output)
-        papermill.execute_notebook(source, str(executed), parameters=params or None, cwd=str(NOTEBOOK_DIR),
-                                   kernel_name=kernel, progress_bar=False, log_output=False)
+        with _kernel_environment():
+            papermill.execute_notebook(source, str(executed), parameters=params or None, cwd=str(NOTEBOOK_DIR),
+                                       kernel_name=kernel, progress_bar=False, log_output=False,
+                                       config=_kernel_manager_config(), **hooks)
     except Exception as error:  # a failing notebook is reported, the others still run
         return RunResult(notebook, False, time.perf_counter() - start, executed, _first_line(error))
+    finally:
+        if progress:
+            progress.close()
     if store:
         store_reference(executed, NOTEBOOK_DIR / f"{notebook}.ipynb")
     if keeps_full_run:
         store_full_run(executed, FIGURES_DIR / notebook / f"{notebook}.ipynb")
     return RunResult(notebook, True, time.perf_counter() - start, executed)
+
+
+@contextmanager
+def _kernel_environment():
+    """The environment the kernel starts with, restored afterwards (the runner's own progress setting included)."""
+    saved = {name: os.environ.get(name) for name in ("ISOLIB_PROGRESS", "MPLBACKEND")}
+    # Progress bars inside the kernel would be stored as outputs; the runner shows the cells' progress instead.
+    os.environ["ISOLIB_PROGRESS"] = "0"
+    # The inline backend stores each shown figure as PNG in the executed notebook (Agg would show
+    # nothing, leaving every "Figure" section empty on GitHub); it needs no display either.
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _kernel_manager_config():
+    """Kernel manager settings: CurveZMQ keys for the kernel's sockets where libzmq has CurveZMQ.
+
+    Without them the kernel talks over unencrypted TCP and ipykernel warns so on every run.
+    """
+    import zmq
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport_encryption": "required" if zmq.has("curve") else "disabled"}})
+
+
+class CellProgress:
+    """Papermill hooks printing, on the runner's stderr, the code cell a notebook runs and the time it has taken.
+
+    The hooks run in the runner's process, so nothing of it reaches the executed notebook. On a
+    terminal the line is rewritten in place; elsewhere (a log file, CI) each cell gets a line.
+    """
+
+    def __init__(self, notebook: str, stream=None):
+        self.notebook = notebook
+        self.stream = stream or sys.stderr
+        self.in_place = self.stream.isatty()
+        self.start = time.perf_counter()
+        self.code_cells: list[int] = []
+
+    def on_notebook_start(self, notebook, **_) -> None:
+        self.code_cells = [index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+
+    def on_cell_start(self, cell, cell_index: int, **_) -> None:
+        if cell_index not in self.code_cells:
+            return
+        first_line = next((line.strip() for line in cell.source.splitlines() if line.strip()), "")
+        line = (f"{self.notebook}: cell {self.code_cells.index(cell_index) + 1} of {len(self.code_cells)}, "
+                f"{_duration(time.perf_counter() - self.start)}: {first_line}")
+        if self.in_place:
+            width = shutil.get_terminal_size().columns - 1
+            self.stream.write("\r\x1b[K" + line[:width])  # carriage return, then erase the previous line
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """Erase the in-place line, so that the notebook's result line takes its place."""
+        if self.in_place:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s`` or ``1 h 02 min``."""
+    minutes, seconds = divmod(int(seconds), 60)
+    if not minutes:
+        return f"{seconds} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {seconds:02d} s"
 
 
 # The tag of the generated first cell of a stored quick notebook (:func:`quick_run_note`).

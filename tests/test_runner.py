@@ -1,5 +1,6 @@
 """The runner on tiny stand-in notebooks: what each run stores where, its progress, its parameter checks."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -53,7 +54,8 @@ def project(tmp_path, monkeypatch):
 
 @pytest.fixture
 def fake_papermill(monkeypatch):
-    """Papermill without a kernel: each code cell gets an execution count and a PNG; the sources run are recorded."""
+    """Papermill without a kernel: it calls the progress hooks, gives each code cell an execution count and a PNG,
+    and records the sources it ran."""
     import papermill
 
     executed_sources = []
@@ -66,6 +68,10 @@ def fake_papermill(monkeypatch):
             at = next(i for i, cell in enumerate(nb.cells) if "parameters" in cell.metadata.get("tags", [])) + 1
             injected = "\n".join(f"{name} = {value!r}" for name, value in parameters.items())
             nb.cells.insert(at, nbformat.v4.new_code_cell(injected, metadata={"tags": ["injected-parameters"]}))
+        if "on_notebook_start" in options:
+            options["on_notebook_start"](notebook=nb)
+            for index, cell in enumerate(nb.cells):
+                options["on_cell_start"](cell=cell, cell_index=index)
         for count, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
             cell.execution_count = count + 1
             cell.metadata["papermill"] = {"duration": 0.5}
@@ -81,10 +87,18 @@ def _tags(nb) -> list[list[str]]:
     return [cell.metadata.get("tags", []) for cell in nb.cells]
 
 
-def test_a_full_run_keeps_its_executed_notebook_with_figures_inline_beside_its_outputs(project):
-    """A real kernel on the tiny notebook: the figure is stored as PNG, the copy names no run and no machine."""
+def test_a_full_run_keeps_its_executed_notebook_with_figures_inline_beside_its_outputs(project, monkeypatch, capfd):
+    """A real kernel on the tiny notebook: the figure is stored as PNG, the copy names no run and no machine;
+    the terminal shows each cell's progress, and no kernel warning."""
+    monkeypatch.setenv("ISOLIB_PROGRESS", "1")
     result = runner.run_notebook(TINY, "full")
     assert result.ok, result.error
+    terminal = capfd.readouterr().err
+    # Four code cells with papermill's injected parameters; each line shows its cell's first line.
+    assert re.search(r"^00_tiny: cell 1 of 4, \d+ s: profile: str = \"quick\"", terminal, re.M)
+    assert re.search(r"^00_tiny: cell 3 of 4, \d+ s: import matplotlib", terminal, re.M)
+    assert "without encryption" not in terminal and "WARNING" not in terminal
+    assert runner.os.environ["ISOLIB_PROGRESS"] == "1", "the kernel's setting does not outlive the run"
     kept = nbformat.read(project / "figures" / TINY / f"{TINY}.ipynb", as_version=4)
     assert kept.metadata.kernelspec == runner.PROJECT_KERNEL
     assert "papermill" not in kept.metadata and "jupytext" not in kept.metadata
@@ -92,6 +106,8 @@ def test_a_full_run_keeps_its_executed_notebook_with_figures_inline_beside_its_o
     assert not [cell for cell in kept.cells if {"papermill", "execution"} & set(cell.metadata)]
     outputs = [output for cell in kept.cells if cell.cell_type == "code" for output in cell.outputs]
     assert any("image/png" in output.get("data", {}) for output in outputs)
+    assert not [output for output in outputs if output.get("name") == "stderr"]
+    assert "cell 1 of" not in nbformat.writes(kept)
     injected = next(cell for cell in kept.cells if "injected-parameters" in cell.metadata.get("tags", []))
     assert 'output_dir = "../figures/00_tiny"' in injected.source and str(project) not in injected.source
     assert "n_points = 5" in injected.source
@@ -143,3 +159,38 @@ def test_storing_a_stored_notebook_again_changes_nothing(project, fake_papermill
     shutil.copy(stored, copy)
     runner.store_reference(copy, stored)
     assert {path: path.read_bytes() for path in (stored, script)} == before
+
+
+def test_progress_is_one_line_per_code_cell_off_a_terminal_and_quiet_under_isolib_progress_0(
+        project, fake_papermill, monkeypatch, capsys):
+    monkeypatch.setenv("ISOLIB_PROGRESS", "0")
+    assert runner.run_notebook(TINY, "quick").ok
+    assert capsys.readouterr().err == ""
+    monkeypatch.delenv("ISOLIB_PROGRESS")
+    assert runner.run_notebook(TINY, "quick").ok
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(", ")[0] for line in lines] == ["00_tiny: cell 1 of 3", "00_tiny: cell 2 of 3", "00_tiny: cell 3 of 3"]
+    assert lines[1].endswith(": import matplotlib.pyplot as plt")
+
+
+def test_progress_on_a_terminal_rewrites_one_line_and_erases_it_at_the_end():
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    progress = runner.CellProgress(TINY, terminal)
+    cells = [nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("y = 2")]
+    progress.on_notebook_start(notebook=nbformat.v4.new_notebook(cells=cells))
+    for index, cell in enumerate(cells):
+        progress.on_cell_start(cell=cell, cell_index=index)
+    progress.close()
+    assert terminal.getvalue() == ("\r\x1b[K00_tiny: cell 1 of 2, 0 s: x = 1" "\r\x1b[K00_tiny: cell 2 of 2, 0 s: y = 2"
+                                   "\r\x1b[K")
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(0.4, "0 s"), (59, "59 s"), (185, "3 min 05 s"), (3720, "1 h 02 min")])
+def test_durations_read_as_a_person_says_them(seconds, text):
+    assert runner._duration(seconds) == text
