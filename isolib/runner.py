@@ -37,7 +37,10 @@ notebook also records every parameter in its injected-parameters cell).
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import importlib
+import math
 import os
 import re
 import shutil
@@ -47,11 +50,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import yaml
-
-from isolib.findings import write_overview
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
@@ -92,14 +91,111 @@ def variant_dir(notebook: str, profile: str, overrides: dict) -> Path:
     return BUILD_DIR / "variants" / profile / notebook / slug
 
 
+@dataclass(frozen=True)
+class Declared:
+    """One parameter of a notebook's ``parameters`` cell: ``name: annotation = default  # comment``."""
+
+    name: str
+    annotation: str
+    default: object
+    comment: str
+
+
+# Read without jupytext or papermill: importing them (nbformat's JSON schema checks) takes seconds, and
+# a bad -p must be refused at once. tests/test_runner.py checks this reading against papermill's.
+_PARAMETERS_CELL = re.compile(r'^# %%.*tags=\[[^\]]*"parameters"[^\]]*\].*\n((?:(?!# %%).*\n)*)', re.M)
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool, "list": list, "dict": dict}
+
+
+def parameter_declarations(notebook: str) -> dict[str, Declared]:
+    """The notebook's parameters, in the order its ``parameters`` cell declares them (``notebooks/<notebook>.py``)."""
+    source = (NOTEBOOK_DIR / f"{notebook}.py").read_text()
+    cell = _PARAMETERS_CELL.search(source)
+    if cell is None:
+        raise ValueError(f"{notebook}.py has no cell tagged parameters.")
+    lines = cell.group(1).splitlines()
+    declared = {}
+    for node in ast.parse(cell.group(1)).body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            comment = lines[node.lineno - 1].partition("#")[2].strip()
+            declared[node.target.id] = Declared(node.target.id, ast.unparse(node.annotation),
+                                                ast.literal_eval(node.value), comment)
+    return declared
+
+
 def declared_parameters(notebook: str) -> list[str]:
     """Names of the notebook's parameters, in the order its ``parameters`` cell declares them."""
-    import jupytext
-    from papermill.translators import PythonTranslator
+    return list(parameter_declarations(notebook))
 
-    source = jupytext.read(NOTEBOOK_DIR / f"{notebook}.py")
-    cell = next(cell for cell in source.cells if "parameters" in cell.metadata.get("tags", []))
-    return [parameter.name for parameter in PythonTranslator.inspect(cell)]
+
+def check_parameters(notebook: str, params: dict) -> None:
+    """Refuse, in one sentence, parameters a run of ``notebook`` would fail on or misread, before any kernel starts.
+
+    Each value must have its declared type (the annotation in the ``parameters`` cell: an ``int``
+    is no ``float`` or ``bool``, a ``list`` no string) and numbers must be finite; then the
+    study's own rules apply: ``check_parameters(params)`` of ``isolib.studies.<name>`` (the notebook's
+    name without its number), given every parameter, the defaults completed by ``params``.
+    """
+    declared = parameter_declarations(notebook)
+    for name, value in params.items():
+        expected = _TYPES[declared[name].annotation]
+        numeric = expected in (int, float)
+        right_type = (isinstance(value, (int, float) if expected is float else expected)
+                      and not (numeric and isinstance(value, bool)))
+        if not right_type:
+            raise ValueError(f"Parameter {name} of {notebook} must be of type {declared[name].annotation} "
+                             f"({declared[name].comment}); got {value!r}.")
+        if numeric and not math.isfinite(value):
+            raise ValueError(f"Parameter {name} of {notebook} must be a finite number; got {value!r}.")
+    module = f"isolib.studies.{notebook.split('_', 1)[1]}"
+    if importlib.util.find_spec(module) is not None:
+        importlib.import_module(module).check_parameters(
+            {name: parameter.default for name, parameter in declared.items()} | params)
+
+
+def check_counts(params: dict, names, *, minimum: int = 0) -> None:
+    """Refuse (one sentence) a parameter in ``names`` that is not an integer of at least ``minimum``.
+
+    For the studies' ``check_parameters``: sizes, counts and seeds, where 0 often means "all".
+    """
+    for name in names:
+        value = params[name]
+        for item in value if isinstance(value, list) else [value]:
+            if not isinstance(item, int) or isinstance(item, bool) or item < minimum:
+                raise ValueError(f"{name} must hold integers of at least {minimum}; got {value!r}.")
+
+
+def check_choices(params: dict, name: str, choices) -> None:
+    """Refuse (one sentence) a parameter ``name`` (a value or a list of values) outside ``choices``."""
+    value = params[name]
+    unknown = [item for item in (value if isinstance(value, list) else [value]) if item not in choices]
+    if unknown:
+        raise ValueError(f"{name} must be among {', '.join(map(str, choices))}; got {', '.join(map(repr, unknown))}.")
+
+
+def check_layers(params: dict, name: str) -> None:
+    """Refuse (one sentence) a ``layers`` parameter that is not a mapping of model names to lists of layer numbers."""
+    value = params[name]
+    if not all(isinstance(model, str) and isinstance(layers, list)
+               and all(isinstance(layer, int) and not isinstance(layer, bool) for layer in layers)
+               for model, layers in value.items()):
+        raise ValueError(f"{name} must map model names to lists of layer numbers, e.g. {{minilm: [0, 3, 6]}}; "
+                         f"got {value!r}.")
+
+
+# A Hugging Face Hub id: a name, or owner/name, of letters, digits, '-', '_' and '.'.
+_HUB_ID = re.compile(r"^(?:[\w.-]+/)?[\w.-]+$")
+
+
+def check_models(params: dict, name: str) -> None:
+    """Refuse (one sentence) a model parameter (a name or a list of names) holding no offline model or Hub id."""
+    from isolib.models import OFFLINE_MODELS
+
+    value = params[name]
+    for model in value if isinstance(value, list) else [value]:
+        if not isinstance(model, str) or not (model in OFFLINE_MODELS or _HUB_ID.match(model)):
+            raise ValueError(f"{name}: {model!r} is neither an offline model ({', '.join(OFFLINE_MODELS)}) "
+                             "nor a Hugging Face Hub id.")
 
 
 def parse_overrides(pairs: list[list[str]] | None) -> dict:
@@ -116,6 +212,7 @@ def parse_overrides(pairs: list[list[str]] | None) -> dict:
 def parameters(notebook: str, profile: str, overrides: dict | None = None, *, output: Path | None = None) -> dict:
     """Papermill parameters of one run: the profile's YAML plus ``profile`` and ``output_dir``, then ``overrides``.
 
+    The parameters are checked (:func:`check_parameters`); a bad one raises ValueError in one sentence.
     The quick profile injects nothing, so its run is exactly the notebook's defaults. With
     ``overrides`` the run is a variant: ``output_dir`` is its own folder under ``build/variants/``
     and ``profile`` reads e.g. ``quick with corpora = ['wikitext2']``. ``output`` sends the outputs
@@ -142,6 +239,8 @@ def parameters(notebook: str, profile: str, overrides: dict | None = None, *, ou
                       output_dir=str(variant_dir(notebook, profile, overrides) / "figures"))
     if output is not None:
         params.update(profile=profile, output_dir=str(output))
+    if params:
+        check_parameters(notebook, params)
     return params
 
 
@@ -378,8 +477,8 @@ def reproduce(profile: str, only: list[str] | None = None, *, store: bool = Fals
         names = [n for n in names if n in only]
     if overrides and len(names) != 1:
         raise ValueError("Parameter overrides (-p) apply to one notebook; name it with --only.")
-    if overrides:
-        parameters(names[0], profile, overrides)  # a bad override fails here, in one sentence, before any run
+    for name in names:
+        parameters(name, profile, overrides)  # a bad parameter fails here, in one sentence, before any kernel starts
     results = []
     for name in names:
         result = run_notebook(name, profile, store=store, overrides=overrides)
@@ -389,6 +488,8 @@ def reproduce(profile: str, only: list[str] | None = None, *, store: bool = Fals
         print(f"{status} {name:<36} {result.seconds:7.1f} s{detail}", flush=True)
         results.append(result)
     if profile == "full" and not overrides:
+        from isolib.findings import write_overview
+
         print(f"wrote {write_overview(FIGURES_DIR).relative_to(REPO_ROOT)}", flush=True)
     return results
 
@@ -401,6 +502,9 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
     ``RESULTS.md`` must be equal, finding by finding. Figures are not compared (their pixels change
     with library versions; their numbers are in the tables).
     """
+    import numpy as np
+    import pandas as pd
+
     from isolib.findings import read_results
 
     differences = []
@@ -428,8 +532,8 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
                 differences.append(f"{path.name}: column {column} differs in {int((~close).sum())} row(s), first "
                                    f"row {row}: {a.iloc[row]!r} committed, {b.iloc[row]!r} now.")
     if (committed / "RESULTS.md").exists():
-        old_statuses = list(read_results(committed / "RESULTS.md").statuses)
-        new_statuses = list(read_results(fresh / "RESULTS.md").statuses) if (fresh / "RESULTS.md").exists() else []
+        old_statuses = list(read_results(committed / "RESULTS.md").every_status)
+        new_statuses = list(read_results(fresh / "RESULTS.md").every_status) if (fresh / "RESULTS.md").exists() else []
         if old_statuses != new_statuses:
             changed = [f"finding {i + 1}: {a} -> {b}" for i, (a, b) in enumerate(zip(old_statuses, new_statuses))
                        if a != b]

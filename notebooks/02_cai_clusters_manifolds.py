@@ -49,8 +49,10 @@
 # **Models.** The paper's BERT, DistilBERT, GPT (openai-gpt) and GPT-2 come from the Hugging Face
 # Hub (profile `paper`); ELMo is not in transformers and is not run. Offline, `minilm`
 # (all-MiniLM-L6-v2, a 6-block BERT distilled from a larger one) stands in for DistilBERT, `mpnet`
-# (all-mpnet-base-v2, 12 blocks) for BERT, and the decoder `smollm2` (SmolLM2-135M, 30 blocks) for
-# GPT-2 and GPT. A decoder gets no start token, so the first token of every window is an attention
+# (all-mpnet-base-v2, 12 blocks) for BERT, and the decoder `smollm2` (SmolLM2-135M-Instruct, 30
+# blocks, from a Q4_1 GGUF dequantised to float32) for GPT-2 and GPT. Both encoders are
+# sentence-transformers, trained contrastively for sentence similarity, not masked-LM checkpoints
+# like BERT: a "not reproduced" on them says how such encoders differ from BERT. A decoder gets no start token, so the first token of every window is an attention
 # sink with a norm tens of times the others; the decoder is analysed as the paper did (`smollm2`)
 # and with each window's first position dropped (`smollm2 (position 0 dropped)`).
 
@@ -89,7 +91,7 @@ import pandas as pd
 
 from isolib.datasets import load_corpus
 from isolib.embed import embed_views, first_position_norm_ratio, split_view
-from isolib.findings import STATUSES, findings_table, verdicts, write_results
+from isolib.findings import count_line, findings_table, verdicts, write_results
 from isolib.models import load_model, load_static
 from isolib.plotting import plot_per_layer, plot_points, save_figure, save_table, set_style, show_table
 from isolib.runner import check_output_dir, peak_memory_gib
@@ -473,8 +475,7 @@ notes = [
 results = write_results(findings, Path(output_dir) / "RESULTS.md",
                         title="Cai et al. (2021): results of this run", citation=CITATION,
                         models=models_run(models, static_baseline), notes=notes)
-statuses = pd.Series([finding.status for finding in findings]).value_counts()
-print(", ".join(f"{statuses.get(status, 0)} {status}" for status in STATUSES))
+print(count_line(findings))
 
 # %%
 show_table(findings_table(findings).drop(columns="rule"))

@@ -44,8 +44,10 @@
 #
 # **Models.** The paper's BERT-base, GPT-2 and RoBERTa come from the Hugging Face Hub (profile
 # `paper`). Offline, `minilm` and `mpnet` stand in for BERT with BERT's settings (k = 27, n_pc = 12,
-# D = 15), and the decoder `smollm2` for GPT-2 with GPT-2's (k = 10, n_pc = 30). **Both offline
-# encoders were trained for sentence similarity**, so their pre-trained STS scores start far above
+# D = 15), and the decoder `smollm2` (SmolLM2-135M-Instruct, from a Q4_1 GGUF dequantised to
+# float32) for GPT-2 with GPT-2's (k = 10, n_pc = 30). **Both offline encoders are
+# sentence-transformers, trained contrastively for sentence similarity** (not masked-LM checkpoints
+# like BERT), so their pre-trained STS scores start far above
 # BERT's (about 80 against 54 on STS-B): the method has less to fix, and its gains (or losses) are not
 # comparable with the slides' numbers — only their direction is. SmolLM2 gets no start token: its first
 # token is an attention sink, whose vector dominates a mean-pooled sentence, so any centring "helps"
@@ -87,7 +89,7 @@ import seaborn as sns
 
 from isolib.datasets import load_texts
 from isolib.embed import embed_views
-from isolib.findings import STATUSES, findings_table, verdicts, write_results
+from isolib.findings import count_line, findings_table, verdicts, write_results
 from isolib.metrics import isoscore, partition_isotropy
 from isolib.models import load_model
 from isolib.plotting import save_figure, save_table, set_style, show_table
@@ -390,8 +392,7 @@ notes = [
 results_md = write_results(findings, Path(output_dir) / "RESULTS.md",
                            title="Rajaee & Pilehvar (2021): results of this run", citation=CITATION,
                            models=models_run(models), notes=notes)
-statuses = pd.Series([finding.status for finding in findings]).value_counts()
-print(", ".join(f"{statuses.get(status, 0)} {status}" for status in STATUSES))
+print(count_line(findings))
 
 # %%
 show_table(findings_table(findings).drop(columns="rule"))

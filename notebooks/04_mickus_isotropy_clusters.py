@@ -85,7 +85,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from isolib.findings import STATUSES, findings_table, verdicts, write_results
+from isolib.findings import count_line, findings_table, verdicts, write_results
 from isolib.metrics import principal_variances
 from isolib.plotting import panel_grid, plot_mean_band, save_figure, save_table, set_style, show_table
 from isolib.probe import correlations, train_probe
@@ -299,9 +299,11 @@ notes = [
     f"Wall time of the notebook: {elapsed_minutes:.1f} min; peak memory of the kernel: {peak_gib:.1f} GiB.",
 ]
 write_results(findings, Path(output_dir) / "RESULTS.md", title="Mickus et al. (2024): results of this run",
-              citation=CITATION, models="all-MiniLM-L6-v2 (sentence-transformers) for (i) and (ii); GloVe-50d for (iii) and (iv)", notes=notes)
-statuses = pd.Series([finding.status for finding in findings]).value_counts()
-print(", ".join(f"{statuses.get(status, 0)} {status}" for status in STATUSES))
+              citation=CITATION, models="all-MiniLM-L6-v2 (a sentence-transformer, as in the paper) for (i) and (ii); "
+              "GloVe-50d for (iii) and (iv), standing in for word2vec" + (
+                  f"; {', '.join(glue_models)} (sentence-transformers) for Appendix A" if glue_tasks else ""),
+              notes=notes)
+print(count_line(findings))
 
 # %%
 show_table(findings_table(findings).drop(columns="rule"))

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from isolib.findings import (
+    SINK_ARTEFACT,
     STATUSES,
     Finding,
     PaperModel,
@@ -12,18 +13,27 @@ from isolib.findings import (
     all_of,
     bootstrap_threshold,
     compare_reference,
+    compare_with_control,
+    count_line,
     declare,
     findings_table,
+    judge_decoder_views,
     not_comparable,
+    overview_text,
     read_results,
     sign,
     spearman,
     threshold,
+    threshold_range,
     trend,
     within,
     write_overview,
     write_results,
 )
+
+
+# A test with a stated control, for the rules' tests.
+TEST = {"kind": "test", "control": "a stated control"}
 
 
 def by_layer(values):
@@ -47,7 +57,7 @@ def test_trend_rising_and_falling():
 def test_trend_is_not_comparable_on_too_few_layers_constant_values_or_nan(values):
     verdict = trend(by_layer(values), rising=True)
     assert verdict.passed is None and np.isnan(verdict.margin)
-    assert declare("claim", "paper", "m", "ours", verdict, "rule").status == "not comparable"
+    assert declare("claim", "paper", "m", "ours", verdict, "rule", **TEST).status == "not comparable"
 
 
 def test_threshold_in_every_layer():
@@ -91,13 +101,13 @@ def test_a_bootstrap_interval_straddling_the_threshold_is_borderline():
     assert verdict.passed and verdict.value == pytest.approx(0.55)
     low, high = verdict.interval
     assert low < 0.5 < high and verdict.borderline
-    assert declare("Stopwords", "paper", "minilm", "0.55", verdict, "rule").status == "borderline"
+    assert declare("Stopwords", "paper", "minilm", "0.55", verdict, "rule", **TEST).status == "borderline"
     # A clear pass: every resample is above the threshold.
     clear = bootstrap_threshold([0.8, 0.9, 0.7, 0.8, 0.9, 1.0], np.median, above=0.5, inclusive=True)
     assert clear.passed and not clear.borderline and clear.interval[0] >= 0.7
-    assert declare("Stopwords", "paper", "mpnet", "0.85", clear, "rule").status == "reproduced"
+    assert declare("Stopwords", "paper", "mpnet", "0.85", clear, "rule", **TEST).status == "reproduced"
     # A clear failure stays "not reproduced"; too few samples are not comparable.
-    assert declare("s", "p", "m", "o", bootstrap_threshold([0.1, 0.0, 0.2], np.median, above=0.5), "r").status \
+    assert declare("s", "p", "m", "o", bootstrap_threshold([0.1, 0.0, 0.2], np.median, above=0.5), "r", **TEST).status \
         == "not reproduced"
     assert bootstrap_threshold([0.9], np.median, above=0.5).passed is None
 
@@ -125,9 +135,108 @@ def test_spearman_of_layers():
     assert np.isnan(spearman([0, 1], [1, 2]))
 
 
-def test_finding_rejects_an_unknown_status():
-    with pytest.raises(ValueError, match="status must be"):
-        Finding("claim", "paper", "model", "ours", "maybe", "rule")
+def test_finding_rejects_an_unknown_status_or_kind():
+    with pytest.raises(ValueError, match="status of a test must be"):
+        Finding("claim", "paper", "model", "ours", "maybe", "rule", "test", "control")
+    with pytest.raises(ValueError, match="status of a check must be"):
+        Finding("claim", "paper", "model", "ours", "reproduced", "rule", "check")
+    with pytest.raises(ValueError, match="kind must be"):
+        Finding("claim", "paper", "model", "ours", "reproduced", "rule", "claim")
+
+
+def test_a_finding_cannot_be_declared_without_a_kind_and_a_test_names_its_control():
+    with pytest.raises(TypeError, match="kind"):
+        declare("claim", "paper", "m", "ours", sign(1.0), "reproduced if positive.")
+    with pytest.raises(ValueError, match="names no control"):
+        declare("claim", "paper", "m", "ours", sign(1.0), "reproduced if positive.", kind="test")
+    with pytest.raises(ValueError, match="a check has no control"):
+        declare("claim", "paper", "m", "ours", sign(1.0), "passed if positive.", kind="check", control="x")
+
+
+def test_a_check_is_passed_or_failed_never_reproduced():
+    passed = declare("I(W) rises", "rises", "m", "0.1 -> 0.9", sign(0.8), "passed if it rises.", kind="check")
+    failed = declare("I(W) rises", "rises", "m", "0.1 -> 0.0", sign(-0.1), "passed if it rises.", kind="check")
+    assert (passed.status, failed.status) == ("passed", "failed")
+    # A check never counts as a reproduction, even beside reproduced tests.
+    test = declare("Claim", "p", "m", "0.3", threshold(0.3, above=0.1), "r.", kind="test", control="0.1")
+    assert count_line([passed, failed, test]) == ("Tests: 1 reproduced, 0 borderline, 0 not reproduced, "
+                                                  "0 not comparable; checks: 1 passed, 1 failed, 0 not comparable.")
+
+
+# --------------------------------------------------------------------------- controls and intervals
+
+
+def test_a_paired_difference_whose_interval_straddles_zero_is_borderline():
+    generator = np.random.default_rng(0)
+    control = generator.normal(size=200)
+    # A clear gain over the control on every unit: the interval excludes 0.
+    clear = compare_with_control(control + 1.0 + generator.normal(scale=0.1, size=200), control)
+    assert clear.passed and not clear.borderline and clear.interval[0] > 0
+    # A gain of 0.01 on units whose differences have a spread of 1: the interval straddles 0.
+    noisy = compare_with_control(control + 0.01 + generator.normal(size=200), control)
+    assert noisy.borderline and noisy.interval[0] < 0 < noisy.interval[1]
+    assert declare("A beats B", "A > B", "m", "d", noisy, "r.", kind="test", control="B").status == "borderline"
+    # The paper's direction matters: lower is better here, and ours is clearly higher.
+    assert compare_with_control(control + 1.0, control, higher=False).passed is False
+    with pytest.raises(ValueError, match="paired unit by unit"):
+        compare_with_control([1.0, 2.0], [1.0])
+
+
+def test_a_crossed_bootstrap_covers_the_seeds_as_well_as_the_units():
+    generator = np.random.default_rng(1)
+    # 300 units x 3 seeds: the units agree, but the seeds disagree by much more than the units' noise.
+    seeds = np.array([-0.5, 0.1, 0.7])
+    differences = 0.1 + generator.normal(scale=0.05, size=(300, 1)) + seeds
+    over_units = bootstrap_threshold(differences.mean(axis=1), np.mean, above=0.0)
+    crossed = compare_with_control(differences, np.zeros_like(differences))
+    assert not over_units.borderline  # units alone: a clear gain
+    assert crossed.borderline  # with the seeds resampled, 0 is inside the interval
+    with pytest.raises(ValueError, match="crossed bootstrap needs"):
+        bootstrap_threshold([1.0, 2.0], np.mean, above=0, crossed=True)
+
+
+def test_the_range_of_thresholds_over_which_a_status_holds():
+    # Lowest layer at 0.112 against our threshold 0.1: reproduced for any threshold below 0.112.
+    verdict = threshold([0.3, 0.112, 0.5], above=0.1)
+    assert threshold_range(verdict) == (-np.inf, pytest.approx(0.112))
+    finding = declare("Anisotropy", "well above 0", "m", "0.112", verdict, "reproduced if above 0.1.", kind="test",
+                      control="an isotropic space (0)", threshold_ours=True)
+    assert finding.rule.endswith("Threshold ours: the status holds for any threshold below 0.11.")
+    # Failing a 'below' bound: not reproduced for any threshold up to the value.
+    assert threshold_range(threshold(0.02, below=0.01)) == (-np.inf, pytest.approx(0.02))
+    # A falling trend: rho -0.8 passes a bound of -0.5 and would pass any bound above -0.8.
+    assert threshold_range(trend(by_layer([4, 3, 3.5, 1, 0]), rising=False)) == (pytest.approx(-0.9), np.inf)
+    # With an interval: reproduced only below its low end, borderline inside it.
+    sample = np.linspace(0.2, 0.4, 50)
+    boot = bootstrap_threshold(sample, np.mean, above=0.1)
+    low, high = boot.interval
+    assert threshold_range(boot) == (-np.inf, low) and low < 0.3 < high
+    straddling = bootstrap_threshold(sample, np.mean, above=0.3)
+    assert straddling.borderline and threshold_range(straddling) == (low, high)
+    # A two-sided rule has no single threshold to move.
+    assert threshold_range(within(0.5, 0.5, 0.1)) is None
+
+
+def test_a_finding_that_holds_only_with_the_sink_is_marked_as_its_artefact():
+    def row(model, value):
+        return declare("Clusters dominate", "yes", model, f"{value}", threshold(value, above=0.1), "r.", kind="test",
+                       control="a single cluster", headline=True)
+
+    views = {"minilm": [row("minilm", 0.5)], "smollm2": [row("smollm2", 0.98)],
+             "smollm2 (start token)": [row("smollm2 (start token)", 0.05)],
+             "smollm2 (position 0 dropped)": [row("smollm2 (position 0 dropped)", 0.2)]}
+    rows = judge_decoder_views(views)
+    assert [(f.model, f.status, f.counted, f.note) for f in rows] == [
+        ("minilm", "reproduced", True, ""),
+        ("smollm2 (start token)", "not reproduced", True, SINK_ARTEFACT),
+        ("smollm2", "reproduced", False, SINK_ARTEFACT),
+        ("smollm2 (position 0 dropped)", "reproduced", False, "")]
+    # Both views reproduce it: no artefact; the procedure row is still beside, not counted.
+    both = judge_decoder_views({"smollm2": [row("smollm2", 0.98)],
+                                "smollm2 (start token)": [row("smollm2 (start token)", 0.5)]})
+    assert [f.note for f in both] == ["", ""] and [f.counted for f in both] == [True, False]
+    # A decoder run in one view is counted as it is.
+    assert [f.counted for f in judge_decoder_views({"smollm2": [row("smollm2", 0.98)]})] == [True]
 
 
 # --------------------------------------------------------------------------- reference numbers
@@ -174,11 +283,16 @@ def test_a_nan_reference_value_is_not_comparable():
 
 FINDINGS = [
     declare("Anisotropy | everywhere", "cosine > 0.1", "minilm", "lowest 0.2", threshold(0.2, above=0.1),
-            "reproduced if |cos| > 0.1.", headline=True),
+            "reproduced if |cos| > 0.1.", kind="test", control="0.1", headline=True),
     declare("Anisotropy | everywhere", "cosine > 0.1", "mpnet", "lowest 0.05", threshold(0.05, above=0.1),
-            "reproduced if |cos| > 0.1.", headline=True),
-    declare("Trend", "rises", "minilm", "rho 0.9", trend(by_layer([1, 2, 3]), rising=True), "rule"),
-    not_comparable("ELMo finding", "rises", "ELMo is not run."),
+            "reproduced if |cos| > 0.1.", kind="test", control="0.1", headline=True),
+    declare("Trend", "rises", "minilm", "rho 0.9", trend(by_layer([1, 2, 3]), rising=True), "rule", kind="test",
+            control="no trend"),
+    not_comparable("ELMo finding", "rises", "ELMo is not run.", kind="test"),
+    declare("The count of items", "11", "-", "11", within(11, 11, 0), "passed if equal.", kind="check"),
+    *judge_decoder_views({"smollm2": [declare("Anisotropy | everywhere", "cosine > 0.1", "smollm2", "lowest 0.6",
+                                              threshold(0.6, above=0.1), "reproduced if |cos| > 0.1.", kind="test",
+                                              control="0.1", headline=True)], "smollm2 (start token)": []}),
 ]
 
 
@@ -187,13 +301,19 @@ def test_results_round_trip(tmp_path):
                          models="minilm (for BERT), mpnet (for BERT)", notes=["A note."])
     text = path.read_text()
     assert text.startswith("# Study: results\n")
-    assert "A note." in text and "*not comparable*:" in text
-    assert sum(line.startswith("| ") for line in text.splitlines()) == len(FINDINGS) + 1
-    assert "**Summary:** 2 reproduced, 0 borderline, 1 not reproduced, 1 not comparable." in text
+    assert "A note." in text and "*not comparable*:" in text and "*check*:" in text
+    # Three tables (tests, beside, checks), each with its header row.
+    assert sum(line.startswith("| ") for line in text.splitlines()) == len(FINDINGS) + 3
+    assert ("**Summary:** Tests: 2 reproduced, 0 borderline, 1 not reproduced, 1 not comparable; checks: 1 passed, "
+            "0 failed, 0 not comparable.") in text
+    assert text.index("## Tests") < text.index("## Beside the tests") < text.index("## Checks")
     results = read_results(path)
-    assert results.title == "Study: results" and results.citation == "A. B. (2020)"
+    assert results.title == "Study: results" and results.citation == "A. B. (2020)" and results.kinds_declared
     assert results.headlines == [r"Anisotropy | everywhere: minilm reproduced; mpnet not reproduced"]
     assert list(results.counts) == [2, 0, 1, 1] and list(results.counts.index) == list(STATUSES)
+    assert list(results.check_counts) == [1, 0, 0] and list(results.beside) == ["reproduced"]
+    assert results.every_status == ["reproduced", "not reproduced", "reproduced", "not comparable",
+                                    "beside: reproduced", "check: passed"]
     with pytest.raises(ValueError, match="no findings"):
         write_results([], tmp_path / "empty.md", title="t", citation="c", models="m")
 
@@ -204,13 +324,26 @@ def test_read_results_rejects_a_page_it_did_not_write(tmp_path):
         read_results(tmp_path / "RESULTS.md")
 
 
+def test_a_page_written_before_findings_had_kinds_is_read_and_said_to_be_unsorted(tmp_path):
+    folder = tmp_path / "01_old"
+    folder.mkdir()
+    (folder / "RESULTS.md").write_text(
+        "# Old: results\n\n**Study:** A (2019)\n\n**Models:** minilm\n\n## Headline findings\n\n- C: minilm reproduced"
+        "\n\n## Findings and reference numbers\n\n| finding | paper | model | this run | status | rule |\n"
+        "|:--|:--|:--|:--|:--|:--|\n| C | p | minilm | 1 | reproduced | r |\n| D | p | minilm | 1 | not reproduced | r |\n")
+    results = read_results(folder / "RESULTS.md")
+    assert not results.kinds_declared and list(results.counts) == [1, 0, 1, 0]
+    text = overview_text(tmp_path)
+    assert "| 1 | 0 | 1 | 0 | not yet sorted |" in text and "its counts include checks" in text
+
+
 def test_overview_counts_come_from_the_results_pages(tmp_path):
     write_results(FINDINGS, tmp_path / "01_a_study" / "RESULTS.md", title="A", citation="A (2019)", models="minilm")
     (tmp_path / "01_a_study" / "fig1.png").write_bytes(b"png")
     (tmp_path / "00_quickstart").mkdir()
     (tmp_path / "00_quickstart" / "plot.png").write_bytes(b"png")
     text = write_overview(tmp_path).read_text()
-    assert "| [01_a_study](#01_a_study) | 2 | 0 | 1 | 1 | [RESULTS.md](01_a_study/RESULTS.md) |" in text
+    assert "| [01_a_study](#01_a_study) | 2 | 0 | 1 | 1 | 1 / 0 | [RESULTS.md](01_a_study/RESULTS.md) |" in text
     assert '<img src="01_a_study/fig1.png"' in text and '<img src="00_quickstart/plot.png"' in text
     assert "- Anisotropy | everywhere: minilm reproduced; mpnet not reproduced" in text
     assert text.index("## 00_quickstart") < text.index("## 01_a_study")
@@ -218,8 +351,9 @@ def test_overview_counts_come_from_the_results_pages(tmp_path):
 
 def test_findings_table_has_the_results_columns():
     table = findings_table(FINDINGS)
-    assert list(table.columns) == ["finding", "paper", "model", "this run", "status", "rule"]
-    assert len(table) == len(FINDINGS) and table.status.iloc[-1] == "not comparable"
+    assert list(table.columns) == ["finding", "paper", "model", "this run", "kind", "status", "control", "rule"]
+    assert len(table) == len(FINDINGS) and table.status.iloc[3] == "not comparable"
+    assert table.model.iloc[-1] == "smollm2 (beside, not counted)"
     assert findings_table([]).empty
 
 
@@ -227,9 +361,11 @@ def test_verdicts_say_per_claim_what_each_model_gives():
     from isolib.findings import verdicts
 
     findings = [
-        declare("The silhouette rises", "rises in every setup", "(i)", "0.05 -> 0.41", threshold(1.0, above=0), "r."),
-        declare("The silhouette rises", "rises in every setup", "(ii)", "0.05 -> 0.01", threshold(-1.0, above=0), "r."),
-        not_comparable("Appendix A: GLUE", "IsoScore falls", "Not run in this profile."),
+        declare("The silhouette rises", "rises in every setup", "(i)", "0.05 -> 0.41", threshold(1.0, above=0), "r.",
+                kind="test", control="shuffled labels"),
+        declare("The silhouette rises", "rises in every setup", "(ii)", "0.05 -> 0.01", threshold(-1.0, above=0), "r.",
+                kind="test", control="shuffled labels"),
+        not_comparable("Appendix A: GLUE", "IsoScore falls", "Not run in this profile.", kind="test"),
     ]
     assert verdicts(findings, ["The silhouette"]) == ("This run: The silhouette rises (paper: rises in every setup): "
                                                        "reproduced on (i) (0.05 -> 0.41); not reproduced on (ii) "
@@ -240,8 +376,13 @@ def test_verdicts_say_per_claim_what_each_model_gives():
                                                   "because not run in this profile.")
     with pytest.raises(ValueError, match="No finding's claim starts with"):
         verdicts(findings, ["Table 9"])
-    named = not_comparable("GPT-2 L12", "0.978", "GPT-2 is not run in this profile.")
+    named = not_comparable("GPT-2 L12", "0.978", "GPT-2 is not run in this profile.", kind="test")
     assert verdicts([named]).endswith("not comparable because GPT-2 is not run in this profile.")
     # A rule that could not be applied (a NaN) is not a reason: the line says what was found, without "because".
-    unjudged = declare("Claim", "p", "m", "nan", threshold(float("nan"), above=0), "reproduced if positive.")
+    unjudged = declare("Claim", "p", "m", "nan", threshold(float("nan"), above=0), "reproduced if positive.",
+                       kind="test", control="0")
     assert verdicts([unjudged]) == "This run: Claim (paper: p): not comparable on m (nan)."
+    check = declare("Table 1 count", "11", "-", "11", within(11, 11, 0), "passed if equal.", kind="check")
+    assert verdicts([check]) == "Check: Table 1 count (expected: 11): passed (11)."
+    beside = judge_decoder_views({"(i)": [findings[0]], "(i) (start token)": []})
+    assert "reproduced on (i) (the paper's procedure, not counted)" in verdicts(beside)

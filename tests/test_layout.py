@@ -1,13 +1,12 @@
 """Meta tests of the layout: study modules beside notebooks, and the library independent of them."""
 
 import ast
-import re
 from pathlib import Path
 
 import pytest
 
 from isolib import runner
-from isolib.findings import STATUSES, overview_text, read_results
+from isolib.findings import overview_text, read_results
 
 PACKAGE = runner.REPO_ROOT / "isolib"
 STUDIES = PACKAGE / "studies"
@@ -68,10 +67,50 @@ def test_the_overview_is_generated_from_the_committed_results():
     pages = sorted(runner.FIGURES_DIR.glob("*/RESULTS.md"))
     assert pages, "no committed RESULTS.md"
     for page in pages:
-        rows = [line for line in page.read_text().splitlines() if line.startswith("| ")][1:]
-        # The fifth cell of a row (pipes escaped as \| inside a cell do not separate cells).
-        cells = [re.split(r"(?<!\\)\|", row)[5].strip() for row in rows]
-        counted = [cells.count(status) for status in STATUSES]
-        assert sum(counted) == len(rows) == read_results(page).counts.sum()
+        results = read_results(page)
         folder = page.parent.name
-        assert f"| [{folder}](#{folder}) | " + " | ".join(map(str, counted)) in text
+        assert f"| [{folder}](#{folder}) | " + " | ".join(map(str, results.counts)) in text
+
+
+# Full runs whose RESULTS.md predates the sorting of findings into tests and checks; each leaves this set
+# when its notebook's next full run rewrites the page.
+AWAITING_A_FULL_RUN = {"01_ethayarajh_contextuality", "02_cai_clusters_manifolds", "03_rajaee_cluster_isotropy",
+                       "04_mickus_isotropy_clusters"}
+
+
+@pytest.mark.parametrize("page", sorted(runner.FIGURES_DIR.glob("*/RESULTS.md")), ids=lambda p: p.parent.name)
+def test_every_committed_results_page_sorts_tests_from_checks(page):
+    results = read_results(page)
+    awaiting = page.parent.name in AWAITING_A_FULL_RUN
+    assert results.kinds_declared != awaiting, (
+        f"{page.parent.name}: {'remove it from' if results.kinds_declared else 'rerun its full profile, or add it to'} "
+        "AWAITING_A_FULL_RUN")
+    if results.kinds_declared:
+        assert "## Checks" in page.read_text()
+        if "smollm2" in results.models:
+            assert "SmolLM2-135M-Instruct" in results.models
+
+
+def _calls(path: Path, names: set[str]):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            function = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            if function in names:
+                yield node
+
+
+@pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: p.stem)
+def test_every_finding_a_study_declares_has_a_kind(path):
+    calls = list(_calls(path, {"declare", "not_comparable"}))
+    assert calls, f"{path.name} declares no finding"
+    missing = [call.lineno for call in calls if "kind" not in {keyword.arg for keyword in call.keywords}]
+    assert not missing, f"{path.name}: findings declared without a kind (test or check) on lines {missing}"
+
+
+@pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: p.stem)
+def test_every_test_a_study_declares_names_its_control(path):
+    declared = [call for call in _calls(path, {"declare"})
+                if any(k.arg == "kind" and isinstance(k.value, ast.Constant) and k.value.value == "test"
+                       for k in call.keywords)]
+    missing = [call.lineno for call in declared if "control" not in {keyword.arg for keyword in call.keywords}]
+    assert not missing, f"{path.name}: tests declared without a control on lines {missing}"

@@ -156,9 +156,9 @@ def test_sweep_and_scale_findings_follow_their_rules():
     assert scale.iw.iloc[0] != scale.iw.iloc[1]
     assert scale.isoscore.iloc[0] == pytest.approx(scale.isoscore.iloc[1], abs=1e-9)
     (scale_finding,) = [f for f in assess_findings(summary, scale=scale) if "scale" in f.finding]
-    assert scale_finding.status == "reproduced"
+    assert scale_finding.status == "passed" and scale_finding.kind == "check"  # true by definition
     same = scale_dependence({"gaussian": cloud}, scales=(1, 1))
-    assert [f for f in assess_findings(summary, scale=same) if "scale" in f.finding][0].status == "not reproduced"
+    assert [f for f in assess_findings(summary, scale=same) if "scale" in f.finding][0].status == "failed"
 
 
 def _summary(model, dataset, spearman, iw):
@@ -174,7 +174,7 @@ def test_findings_follow_their_rules():
     sst2 = pd.DataFrame({"model": ["minilm", "minilm"], "method": ["pre-trained", PROPOSED],
                          "accuracy": [0.80, 0.81], "accuracy_std": [0.0, 0.02]})
     findings = assess_findings(summary, sst2)
-    assert {finding.status for finding in findings} <= set(STATUSES)
+    assert {finding.status for finding in findings if finding.kind == "test"} <= set(STATUSES)
 
     def status(claim, model):
         (found,) = [f.status for f in findings if f.finding.startswith(claim) and f.model == model]
@@ -191,7 +191,8 @@ def test_findings_follow_their_rules():
     (why_decoder,) = [f.rule for f in decoder if f.finding.startswith("Spearman of BERT")]
     assert "sentence-similarity training" in why_encoder
     assert why_decoder == "smollm2 (position 0 dropped) stands in for GPT-2; the slides give BERT's numbers only."
-    assert status("The method makes the token space isotropic", "minilm") == "reproduced"
+    # True by construction: a check, never counted as a reproduction.
+    assert status("The method makes the token space isotropic", "minilm") == "passed"
     assert status("The proposed method is the best", "bert-base-uncased") == "reproduced"
     assert status("The proposed method is the best", "minilm") == "not reproduced"
     assert status("SST-2", "minilm") == "not reproduced"  # +1 point, but within one standard deviation
@@ -206,7 +207,7 @@ def test_findings_follow_their_rules():
     findings = assess_findings(summary, sst2, finetuned, cls)
     assert status("Fine-tuned RTE accuracy: the method does not help", "minilm") == "reproduced"
     assert status("RTE: after fine-tuning, [CLS] vectors are already zero-mean", "minilm") == "reproduced"
-    assert status("RTE: the method raises the isotropy", "minilm") == "reproduced"
+    assert status("RTE: the method raises the isotropy", "minilm") == "passed"  # a check: true by construction
     helped = finetuned.assign(accuracy=[0.60, 0.61, 0.62, 0.70, 0.71, 0.72])
     not_zero = cls.assign(mean_ratio=[0.8, 0.5, 0.5, 0.0])
     findings = assess_findings(summary, sst2, helped, not_zero)

@@ -553,14 +553,15 @@ def _model_findings(label: str, table: pd.DataFrame, static_lid: float) -> list[
                 f"S_inter {inter.min():.2f}-{inter.max():.2f}, S_intra {intra.min():.2f}-{intra.max():.2f} ({span})",
                 all_of(threshold(inter, above=0.1), threshold(intra - inter, above=0)),
                 "reproduced if S_inter > 0.1 (0 when isotropic) and S_intra > S_inter in every layer from L1.",
-                headline=True),
+                kind="test", control="an isotropic space (S_inter 0)", threshold_ours=True, headline=True),
         declare("The space is dominated by isolated clusters",
                 "k-means finds clusters (GPT-2 and BERT layer 6, D-BERT and ELMo layer 1)", label,
                 f"k >= 2 in {clustered:.0%} of layers (k {layers.n_clusters.min()}-{layers.n_clusters.max()}, "
                 f"best silhouette {layers.silhouette.min():.2f}-{layers.silhouette.max():.2f})",
                 threshold(clustered, above=0.5, inclusive=True),
                 "reproduced if the silhouette selects k >= 2 (best silhouette >= 0.1) in at least half of the layers "
-                "from L1.", headline=True),
+                "from L1.", kind="test", control="one cluster (k = 1 when no silhouette reaches 0.1)",
+                threshold_ours=True, headline=True),
         declare("Inside clusters the space is nearly isotropic: S_inter ~ 0 after per-cluster centring",
                 "nearly perfect isotropy within clusters", label,
                 f"S_inter in clusters {adjusted.min():.3f}-{adjusted.max():.3f} (unweighted mean over clusters; "
@@ -568,6 +569,7 @@ def _model_findings(label: str, table: pd.DataFrame, static_lid: float) -> list[
                 f"after global centring {layers.s_inter_centred.min():.3f}-{layers.s_inter_centred.max():.3f})",
                 threshold(adjusted, above=-0.05, below=0.05),
                 "reproduced if |S_inter| < 0.05 inside clusters (the authors' unweighted mean) in every layer from L1.",
+                kind="test", control="the raw space's S_inter (an anisotropic space, above 0.05)", threshold_ours=True,
                 headline=True),
         declare("Contextual spaces have a lower LID than static ones",
                 "contextual 5.6-9.1 against static 18.0-26.1 (cosine, Table 3)", label,
@@ -575,7 +577,7 @@ def _model_findings(label: str, table: pd.DataFrame, static_lid: float) -> list[
                 "vectors at the same n",
                 threshold(lid - static_lid, below=0),
                 "reproduced if the mean cosine LID over layers from L1 is below the static vectors' at the same number "
-                "of points.", headline=True),
+                "of points.", kind="test", control="the static vectors (GloVe-50d) at the same n", headline=True),
     ]
 
 
@@ -587,7 +589,8 @@ def _lid_at_every_n(label: str, curve: pd.DataFrame) -> Finding:
                    "(not in the paper; Table 3 compares one n per model)", label,
                    f"gap {gap.min():+.1f} to {gap.max():+.1f} over n = {merged.n.min()}-{merged.n.max()}",
                    threshold(gap, below=0) if len(gap) else Verdict.undecided(),
-                   "reproduced if the contextual cosine LID (true distances) is below the static one at every n.")
+                   "reproduced if the contextual cosine LID (true distances) is below the static one at every n.",
+                   kind="test", control="the static vectors (GloVe-50d) at each n")
 
 
 def _table3_findings(table3: pd.DataFrame, tolerance: float) -> list[Finding]:
@@ -600,23 +603,24 @@ def _table3_findings(table3: pd.DataFrame, tolerance: float) -> list[Finding]:
         compared = ours[ours.model.map(counterpart) == name]
         if compared.empty:
             reason = "ELMo is not in transformers." if name == "elmo" else f"{labels[name]} is not run in this profile."
-            findings.append(not_comparable(claim, paper, reason))
+            findings.append(not_comparable(claim, paper, reason, kind="test"))
         for row in compared.itertuples():
             text = f"{row.lid_cosine_squared:.1f} (1 - cos as the authors; true distances {row.lid_cosine:.1f}; n = {row.n})"
             if split_view(row.model)[0] != name:
                 findings.append(not_comparable(claim, paper, f"{row.model} stands in for {labels[name]}.",
-                                               model=row.model, ours=text))
+                                               kind="test", model=row.model, ours=text))
             else:
                 findings.append(declare(claim, paper, row.model, text, within(row.lid_cosine_squared, value, tolerance),
                                         f"reproduced if the squared-distance value is within {tolerance} of the "
-                                        "paper's (our n is smaller: LID grows with n)."))
+                                        "paper's (our n is smaller: LID grows with n).", kind="test",
+                                        control=f"the paper's value, {tolerance} either side"))
     static = table3[table3.model == "static"].drop_duplicates("n")
     for name, (value, n) in TABLE3_STATIC.items():
         text = "; ".join(f"{row.lid_cosine_squared:.1f} at n = {row.n} (true distances {row.lid_cosine:.1f})"
                          for row in static.itertuples())
         findings.append(not_comparable(f"Table 3: average cosine LID of {name}", f"{value:.1f} (n = {n / 1e6:.2f} M)",
                                        "other static vectors; ours are GloVe-50d (1 - cos as the authors).",
-                                       ours=text or "-"))
+                                       kind="test", ours=text or "-"))
     return findings
 
 
@@ -677,13 +681,14 @@ def picture_findings(swiss_roll: dict[str, str], symbols: dict[str, str] | None 
     """
     roll = ("A Swiss-roll manifold in GPT / GPT-2 (layer 2, coloured by frequency)", "shown in 2-D and 3-D PCA views")
     findings = [not_comparable(*roll, "a qualitative picture (figure fig_swiss_roll); no measurable proxy is claimed.",
-                               model=model, ours=shown) for model, shown in swiss_roll.items()]
+                               kind="test", model=model, ours=shown) for model, shown in swiss_roll.items()]
     if not swiss_roll:
-        findings.append(not_comparable(*roll, "no decoder in this run: the paper shows the roll for GPT and GPT-2."))
+        findings.append(not_comparable(*roll, "no decoder in this run: the paper shows the roll for GPT and GPT-2.",
+                                       kind="test"))
     for model, shown in (symbols or {}).items():
         findings.append(not_comparable("Symbol tokens and word tokens in one PCA view", "shown (BERT, GPT), no claim "
                                        "in the text", "a picture (figure fig_symbols); the silhouette says how far "
-                                       "apart the two groups lie.", model=model, ours=shown))
+                                       "apart the two groups lie.", kind="test", model=model, ours=shown))
     return findings
 
 
@@ -717,5 +722,6 @@ def assess_findings(per_layer: pd.DataFrame, table3: pd.DataFrame, lid_curve: pd
     if swiss_roll is not None:
         findings += picture_findings(swiss_roll, symbols)
     findings += _table3_findings(table3, tolerance)
-    findings.append(not_comparable("ELMo's clusters (layer 1) and LID (9.1)", "shown", "ELMo is not in transformers."))
+    findings.append(not_comparable("ELMo's clusters (layer 1) and LID (9.1)", "shown", "ELMo is not in transformers.",
+                                   kind="test"))
     return findings

@@ -73,6 +73,7 @@ from isolib.findings import (
     bootstrap_threshold,
     compare_reference,
     declare,
+    judge_decoder_views,
     models_line,
     not_comparable,
     paper_counterpart,
@@ -978,25 +979,26 @@ def _model_findings(model: str, table: pd.DataFrame, lowest: pd.DataFrame, per_w
                 "average cosine between random words well above 0 in every non-input layer of BERT, GPT-2 and ELMo",
                 model, f"lowest {upper.baseline_cosine.min():.3f} (L{upper.baseline_cosine.idxmin()})",
                 threshold(upper.baseline_cosine, above=0.1),
-                "reproduced if the average cosine exceeds 0.1 in every non-input layer.", headline=True),
+                "reproduced if the average cosine exceeds 0.1 in every non-input layer.", kind="test",
+                control="an isotropic space (average cosine 0)", threshold_ours=True, headline=True),
         declare("Anisotropy grows with depth", "higher layers more anisotropic (BERT 0.105 at L0, 0.42 at L6, 0.675 at L11)",
                 model, f"Spearman {spearman(upper.index, upper.baseline_cosine):.2f} (layer vs average cosine)",
                 trend(upper.baseline_cosine, rising=True),
                 "reproduced if Spearman's rho of the average cosine against the layer exceeds 0.5 over "
-                "non-input layers."),
+                "non-input layers.", kind="test", control="no trend with depth (rho 0)", threshold_ours=True),
         declare("Self-similarity falls with depth", "upper layers more context-specific in all three models", model,
                 f"Spearman {spearman(table.index, table.self_similarity_adjusted):.2f} "
                 "(layer vs adjusted self-similarity)",
                 trend(table.self_similarity_adjusted, rising=False),
                 "reproduced if Spearman's rho of the adjusted self-similarity against the layer is below -0.5.",
-                headline=True),
+                kind="test", control="no trend with depth (rho 0)", threshold_ours=True, headline=True),
         declare("Stopwords have the lowest self-similarity", "e.g. ELMo's lowest: and, of, 's, the, to", model,
                 f"median stopword share {shares.median():.2f} {stopwords.interval_text} among the {n_lowest} lowest "
                 f"(per layer: {', '.join(f'{share:.1f}' for share in shares)})",
                 stopwords,
                 f"reproduced if, in the median non-input layer, at least half of the {n_lowest} words of lowest "
                 "self-similarity are stopwords (scikit-learn's English list); borderline if the 95% bootstrap "
-                "interval over layers crosses 0.5."),
+                "interval over layers crosses 0.5.", kind="test", control="half of the lowest words", threshold_ours=True),
     ]
     if paper_model == "bert-base-cased":
         rho = spearman(upper.index, upper.intra_similarity_adjusted)
@@ -1006,7 +1008,8 @@ def _model_findings(model: str, table: pd.DataFrame, lowest: pd.DataFrame, per_w
             f"min adjusted {intra.min():.3f}; Spearman {rho:.2f} over non-input layers",
             all_of(threshold(intra, above=0.0), trend(upper.intra_similarity_adjusted, rising=False, min_rho=0.0)),
             "reproduced if the adjusted intra-sentence similarity is above 0 in every layer and falls "
-            "with depth (Spearman's rho < 0) over non-input layers."))
+            "with depth (Spearman's rho < 0) over non-input layers.", kind="test",
+            control="random words (adjusted similarity 0) and no trend with depth"))
     elif paper_model == "gpt2":
         near_zero = float((upper.intra_similarity_adjusted.abs() < 0.05).mean())
         findings.append(declare(
@@ -1016,7 +1019,8 @@ def _model_findings(model: str, table: pd.DataFrame, lowest: pd.DataFrame, per_w
             all_of(threshold(near_zero, above=0.5, inclusive=True),
                    threshold(intra.iloc[0] - intra.iloc[1:].max(), above=0.0, inclusive=True)),
             "reproduced if |adjusted intra-sentence similarity| < 0.05 in at least half of the non-input "
-            "layers and its maximum is at the input layer."))
+            "layers and its maximum is at the input layer.", kind="test",
+            control="random words (adjusted similarity within 0.05 of 0)", threshold_ours=True))
 
     findings += [
         declare("Less than 5% of a word's variance is explained by a static embedding",
@@ -1025,18 +1029,20 @@ def _model_findings(model: str, table: pd.DataFrame, lowest: pd.DataFrame, per_w
                 f"{upper.mev_centred_adjusted.max():.3f} centred",
                 threshold(upper.mev_adjusted, below=0.05),
                 "reproduced if the mean adjusted (uncentred, the paper's formula) MEV is below 0.05 in every "
-                "non-input layer.", headline=True),
+                "non-input layer.", kind="test", control="the paper's bound, 5% of the variance", headline=True),
         declare("Many words have a raw MEV below the anisotropy baseline", "many words (no number given)", model,
                 f"at most {upper.mev_below_baseline.max():.1%} of words (L{upper.mev_below_baseline.idxmax()})",
                 threshold(upper.mev_below_baseline.max(), above=0.1, inclusive=True),
-                "reproduced if at least 10% of words have a raw MEV below the MEV baseline in some non-input layer."),
+                "reproduced if at least 10% of words have a raw MEV below the MEV baseline in some non-input layer.",
+                kind="test", control="the MEV of random words (the baseline)", threshold_ours=True),
     ]
     if paper_model == "bert-base-cased":
         findings.append(declare(
             "BERT: raw MEV below 5% in every layer", "mean raw MEV < 0.05", model,
             f"max mean raw MEV {upper.mev.max():.3f} uncentred, {upper.mev_centred.max():.3f} centred",
             threshold(upper.mev, below=0.05),
-            "reproduced if the mean raw (uncentred) MEV is below 0.05 in every non-input layer."))
+            "reproduced if the mean raw (uncentred) MEV is below 0.05 in every non-input layer.", kind="test",
+            control="the paper's bound, 5% of the variance"))
     elif paper_model == "gpt2":
         middle = upper.mev.iloc[1:-1]
         findings.append(declare(
@@ -1044,7 +1050,8 @@ def _model_findings(model: str, table: pd.DataFrame, lowest: pd.DataFrame, per_w
             f"{middle.mean():.3f} (mean over the inner non-input layers)",
             threshold(middle.mean(), above=0.15, below=0.45, inclusive=True),
             "reproduced if the mean raw (uncentred) MEV over the non-input layers but the first and last "
-            "lies between 0.15 and 0.45."))
+            "lies between 0.15 and 0.45.", kind="test", control="the paper's 0.30, 0.15 either side",
+            threshold_ours=True))
     if paper_model == "bert-base-cased" and len(table) >= 3:
         top, below = table.iloc[-1], table.iloc[-2]
         self_up = top.self_similarity_adjusted - below.self_similarity_adjusted
@@ -1054,7 +1061,8 @@ def _model_findings(model: str, table: pd.DataFrame, lowest: pd.DataFrame, per_w
             "both go up at layer 12 (SNLI)", model,
             f"last minus previous layer: self {self_up:+.3f}, intra {intra_up:+.3f}",
             all_of(sign(self_up), sign(intra_up)),
-            "reproduced if both adjusted measures are higher in the last layer than in the one below."))
+            "reproduced if both adjusted measures are higher in the last layer than in the one below.", kind="test",
+            control="the layer below"))
 
     if example_pairs is not None:
         findings.append(_example_words_finding(model, per_word, example_pairs))
@@ -1071,13 +1079,15 @@ def _example_words_finding(model: str, per_word: pd.DataFrame, pairs: dict) -> F
             "exceeds the verb's in more than half of the non-input layers; borderline if the 95% bootstrap "
             "interval over pairs crosses 0.5.")
     if not chosen:
-        return not_comparable(claim, paper, "not comparable when no (noun, verb) pair meets the rule.", model=model)
+        return not_comparable(claim, paper, "not comparable when no (noun, verb) pair meets the rule.", kind="test",
+                              model=model)
     words = per_word[(per_word.model == model) & (per_word.layer > 0)].pivot(index="layer", columns="word", values="mev")
     wins = pd.Series([float((words[noun] > words[verb]).mean()) for noun, verb in chosen],
                      index=[f"{noun}/{verb}" for noun, verb in chosen])
     verdict = bootstrap_threshold(wins.to_numpy(), np.mean, above=0.5)
     return declare(claim, paper, model, f"noun above verb in {wins.mean():.0%} of non-input layers {verdict.interval_text} "
-                   "(" + ", ".join(f"{pair} {share:.0%}" for pair, share in wins.items()) + ")", verdict, rule)
+                   "(" + ", ".join(f"{pair} {share:.0%}" for pair, share in wins.items()) + ")", verdict, rule,
+                   kind="test", control="a coin flip per layer (noun above verb in half of the layers)")
 
 
 def _table1_findings(model: str, rows: pd.DataFrame, min_coverage: float) -> list[Finding]:
@@ -1091,7 +1101,7 @@ def _table1_findings(model: str, rows: pd.DataFrame, min_coverage: float) -> lis
     mean_scores = scores.loc[layers.index].mean(axis=1)
     if mean_scores.isna().all():
         return [not_comparable(claim, paper, "not comparable: no layer's PC static vectors score any benchmark (no "
-                               "benchmark word occurs often enough in the sample).", model=model)]
+                               "benchmark word occurs often enough in the sample).", kind="test", model=model)]
     best = mean_scores.idxmax()
     compared = (scores.loc[best].notna() & static.notna() & (coverage.loc[best] >= min_coverage)
                 & (coverage.loc[static.name] >= min_coverage))
@@ -1105,14 +1115,16 @@ def _table1_findings(model: str, rows: pd.DataFrame, min_coverage: float) -> lis
         verdict,
         "reproduced if the best layer (mean score) beats the static embedding restricted to the same words on at "
         f"least half of the benchmarks both score with at least {min_coverage:.0%} of items covered; borderline "
-        "if the 95% bootstrap interval over benchmarks crosses one half.")]
+        "if the 95% bootstrap interval over benchmarks crosses one half.", kind="test",
+        control="the static embedding restricted to the same words")]
     non_input = layers[layers > 0]
     if len(non_input) >= 2:
         low, high = scores.loc[non_input.index[0]].mean(), scores.loc[non_input.index[-1]].mean()
         findings.append(declare(
             "Table 1: lower layers give better PC static embeddings than upper layers", "layers 1-2 beat layers 11-12",
             model, f"mean score {non_input.index[0]} {low:.3f} vs {non_input.index[-1]} {high:.3f}", sign(low - high),
-            "reproduced if the lowest non-input layer scored has a higher mean score than the last."))
+            "reproduced if the lowest non-input layer scored has a higher mean score than the last.", kind="test",
+            control="the last layer's PC static embedding"))
     return findings
 
 
@@ -1140,7 +1152,7 @@ def _decoders_against_encoders(table1: pd.DataFrame) -> list[Finding]:
         verdict,
         "reproduced if every decoder's best layer has a lower mean score than every encoder's best layer "
         "(vocabularies differ between models, so the word sets differ too); borderline if the 95% bootstrap "
-        "interval of the smallest gap over benchmarks crosses 0.")]
+        "interval of the smallest gap over benchmarks crosses 0.", kind="test", control="the encoders' best layers")]
 
 
 def assess_findings(per_layer: pd.DataFrame, per_word: pd.DataFrame, table1: pd.DataFrame | None = None, *,
@@ -1175,14 +1187,39 @@ def assess_findings(per_layer: pd.DataFrame, per_word: pd.DataFrame, table1: pd.
     list of Finding
     """
     lowest = lowest_self_similarity(per_word, n_words=n_lowest)
-    findings = []
-    for model, table in per_layer.groupby("model", sort=False):
-        findings += _model_findings(model, table.set_index("layer").sort_index(), lowest, per_word, table1,
-                                    example_pairs, n_lowest, min_coverage)
+    findings = judge_decoder_views({
+        model: _model_findings(model, table.set_index("layer").sort_index(), lowest, per_word, table1, example_pairs,
+                               n_lowest, min_coverage)
+        for model, table in per_layer.groupby("model", sort=False)})
     if table1 is not None:
         findings += _decoders_against_encoders(table1)
     findings += compare_reference(per_layer, PAPER_REFERENCE, PAPER_MODELS, counterpart, _MEASURE_NAMES,
                                   tolerance=tolerance)
     findings.append(not_comparable("ELMo: same-sentence words grow more similar in upper layers",
-                                   "adjusted intra-sentence similarity rises with depth", "ELMo is not run."))
+                                   "adjusted intra-sentence similarity rises with depth", "ELMo is not run.",
+                                   kind="test"))
     return findings
+
+
+def check_parameters(params: dict) -> None:
+    """Refuse, in one sentence, parameters of notebook 01 its run would fail on (the runner calls it before any kernel).
+
+    Parameters
+    ----------
+    params : dict
+        Every parameter of the notebook: the defaults of its parameters cell completed by the run's.
+    """
+    from isolib.runner import check_choices, check_counts, check_layers, check_models
+
+    check_models(params, "models")
+    check_choices(params, "corpus", ("sts", "snli"))
+    check_choices(params, "unit", UNITS)
+    check_choices(params, "decoder_views", ("drop", "start_token"))
+    check_choices(params, "storage_dtype", ("float16", "float32"))
+    check_models(params, "static_baseline")
+    check_layers(params, "layers")
+    check_counts(params, ["n_sentences", "max_occurrences", "static_analogy_vocab", "random_state"])
+    check_counts(params, ["min_contexts", "n_samples", "n_lowest", "n_word_pairs"], minimum=1)
+    check_counts(params, ["table1_layers"], minimum=-10_000)
+    if not 0 <= params["min_coverage"] <= 1:
+        raise ValueError(f"min_coverage is a share of benchmark items, between 0 and 1; got {params['min_coverage']!r}.")

@@ -339,25 +339,29 @@ def trend_findings(summaries: pd.DataFrame, *, appendix: bool = False) -> list[F
                     f"{row.isoscore_first:.3f} -> {row.isoscore_last:.3f} (+- {row.isoscore_last_std:.3f})",
                     threshold(row.isoscore_first - row.isoscore_last - row.isoscore_last_std, above=0),
                     "reproduced if the last mean IsoScore is below the first by more than its standard deviation "
-                    "over seeds.", headline=not appendix),
+                    "over seeds.", kind="test", control="the first update's IsoScore, one std over seeds",
+                    headline=not appendix),
             declare(f"{prefix}The silhouette rises", "rises in every setup", setup,
                     f"{row.silhouette_first:.3f} -> {row.silhouette_last:.3f} (+- {row.silhouette_last_std:.3f})",
                     threshold(row.silhouette_last - row.silhouette_first - row.silhouette_last_std, above=0),
                     "reproduced if the last mean silhouette is above the first by more than its standard deviation "
-                    "over seeds.", headline=not appendix),
+                    "over seeds.", kind="test", control="the first update's silhouette, one std over seeds",
+                    headline=not appendix),
             declare(f"{prefix}IsoScore and silhouette are strongly negatively correlated",
                     f"strong negative Pearson and Spearman {_LOST}", setup,
                     f"Pearson up to {row.pearson_max:.3f} (mean {row.pearson_mean:.3f}), Spearman up to "
                     f"{row.spearman_max:.3f} (mean {row.spearman_mean:.3f}) over seeds",
                     threshold([row.pearson_max, row.spearman_max], below=-0.7),
-                    "reproduced if both correlations are below -0.7 in every seed.", headline=not appendix),
+                    "reproduced if both correlations are below -0.7 in every seed.", kind="test",
+                    control="no correlation (0)", threshold_ours=True, headline=not appendix),
         ]
         if not appendix:
             findings.append(declare("Negligible standard deviation across seeds", f"maximum and mean std {_LOST}",
                                     setup, f"max {row.max_std:.4f}, mean {row.mean_std:.4f}",
                                     threshold(row.max_std, below=0.01),
                                     "reproduced if the largest standard deviation across seeds, at any update and "
-                                    "for either metric, is below 0.01."))
+                                    "for either metric, is below 0.01.", kind="test",
+                                    control="a spread of 0.01 (ours)", threshold_ours=True))
     return findings
 
 
@@ -370,7 +374,8 @@ def section2_finding(demo: pd.DataFrame) -> Finding:
                    f"silhouette {demo.silhouette.iloc[0]:.2f} -> {demo.silhouette.iloc[-1]:.2f}, IsoScore "
                    f"{demo.isoscore.iloc[0]:.2f} -> {demo.isoscore.iloc[-1]:.2f}",
                    threshold(np.r_[rising, -falling], above=0),
-                   "reproduced if every tightening step raises the silhouette and lowers IsoScore.")
+                   "passed if every tightening step raises the silhouette and lowers IsoScore (our own synthetic "
+                   "demonstration of the paper's argument).", kind="check")
 
 
 def assess_findings(summaries: pd.DataFrame, table1: pd.DataFrame, demo: pd.DataFrame,
@@ -405,19 +410,20 @@ def assess_findings(summaries: pd.DataFrame, table1: pd.DataFrame, demo: pd.Data
         ours = f"{row.n_items:,} items, {row.n_parameters:,} parameters" + (
             f" ({row.parameters_at_paper_dim:,.0f} at word2vec's {PAPER_STATIC_DIM} dimensions)" if static else "")
         if not row.full:
-            findings.append(not_comparable(claim, paper, "this profile uses a subset of the items.", model=row.setup,
-                                           ours=ours))
+            findings.append(not_comparable(claim, paper, "this profile uses a subset of the items.", kind="check",
+                                           model=row.setup, ours=ours))
             continue
         counted = row.parameters_at_paper_dim if static else row.n_parameters
-        rule = ("reproduced if both counts are exactly the paper's" + (
+        rule = ("passed if both counts are exactly the paper's" + (
             f", the parameters counted for the same probe over {PAPER_STATIC_DIM}-d vectors (our GloVe stand-in "
             "has 50 dimensions, so our own count is smaller by construction)." if static else "."))
         findings.append(declare(claim, paper, row.setup, ours,
-                                all_of(within(counted, parameters, 0), within(row.n_items, items, 0)), rule))
+                                all_of(within(counted, parameters, 0), within(row.n_items, items, 0)), rule,
+                                kind="check"))
     findings.append(section2_finding(demo))
     if glue_summaries is None or glue_summaries.empty:
         findings.append(not_comparable("Appendix A: GLUE training sets", "IsoScore falls, silhouette rises",
-                                       "not run in this profile."))
+                                       "not run in this profile.", kind="test"))
         return findings
     findings += trend_findings(glue_summaries, appendix=True)
     for row in table2.itertuples():
@@ -428,17 +434,17 @@ def assess_findings(summaries: pd.DataFrame, table1: pd.DataFrame, demo: pd.Data
         ours = f"{row.n_items:,} items, {row.n_parameters:,} parameters"
         setup = f"{row.task}, {row.model}"
         if not row.full:
-            findings.append(not_comparable(claim, paper, "this profile uses a subset of the items.", model=setup,
-                                           ours=ours))
+            findings.append(not_comparable(claim, paper, "this profile uses a subset of the items.", kind="check",
+                                           model=setup, ours=ours))
         elif row.model not in parameters:
-            findings.append(not_comparable(claim, paper, f"the paper does not run {row.model}.", model=setup,
-                                           ours=ours))
+            findings.append(not_comparable(claim, paper, f"the paper does not run {row.model}.", kind="check",
+                                           model=setup, ours=ours))
         elif row.task == "mrpc":
             findings.append(not_comparable(claim, paper, "our MRPC is the original train file, 4,076 pairs; GLUE's "
                                            "train split drops the 408 pairs of its dev split, whose ids are not "
-                                           "available here.", model=setup, ours=ours))
+                                           "available here.", kind="check", model=setup, ours=ours))
         else:
             findings.append(declare(claim, paper, setup, ours, all_of(within(row.n_parameters, parameters[row.model], 0),
                                                                       within(row.n_items, items, 0)),
-                                    "reproduced if both counts are exactly the paper's."))
+                                    "passed if both counts are exactly the paper's.", kind="check"))
     return findings

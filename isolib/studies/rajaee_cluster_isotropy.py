@@ -622,11 +622,13 @@ def _gain_finding(model: str, dataset: str, summary: pd.DataFrame) -> list[Findi
     findings = [declare(f"The proposed method raises STS Spearman: {label}", paper, model, ours,
                         sign(after - before - spread),
                         "reproduced if the mean over seeds minus one standard deviation is above the pre-trained "
-                        "Spearman.", headline=dataset == "stsb-dev")]
+                        "Spearman.", kind="test", control="the pre-trained vectors",
+                        headline=dataset == "stsb-dev")]
     if counterpart(model) == split_view(model)[0] == "bert-base-uncased":
         findings.append(declare(f"Spearman of BERT with the proposed method: {label}", f"{paper_after:.2f}", model,
                                 f"{after:.2f}", within(after, paper_after, 3.0),
-                                "reproduced if within 3 points (the seed spread the paper reports is 1-3)."))
+                                "reproduced if within 3 points (the seed spread the paper reports is 1-3).",
+                                kind="test", control="the slides' value, 3 points either side"))
     else:
         paper_model = counterpart(model)
         paper_label = {paper.name: paper.label for paper in PAPER_MODELS}.get(paper_model, "no paper model")
@@ -637,7 +639,7 @@ def _gain_finding(model: str, dataset: str, summary: pd.DataFrame) -> list[Findi
         else:
             reason = f"{model} stands in for {paper_label}; the slides give BERT's numbers only."
         findings.append(not_comparable(f"Spearman of BERT with the proposed method: {label}", f"{paper_after:.2f}",
-                                       reason, model=model, ours=f"{after:.2f}"))
+                                       reason, kind="test", model=model, ours=f"{after:.2f}"))
     return findings
 
 
@@ -647,8 +649,8 @@ def _isotropy_finding(model: str, dataset: str, summary: pd.DataFrame) -> Findin
     return declare(f"The method makes the token space isotropic (I(W) of the tokens): {DATASETS[dataset][2]}",
                    f"{SLIDES_ISOTROPY_STSB[0]:.2g} -> {SLIDES_ISOTROPY_STSB[1]:.2f} (STS-B)", model,
                    f"{before:.2g} -> {after:.2f}", sign(after - before),
-                   "reproduced if I(W) of the processed token vectors is above that of the raw ones.",
-                   headline=dataset == "stsb-dev")
+                   "passed if I(W) of the processed token vectors is above that of the raw ones (centring clusters "
+                   "and nulling their top directions raises I(W) by construction).", kind="check")
 
 
 def _best_method_finding(model: str, dataset: str, summary: pd.DataFrame) -> Finding:
@@ -659,7 +661,8 @@ def _best_method_finding(model: str, dataset: str, summary: pd.DataFrame) -> Fin
                    "K-means + Mean + PCA best on every dataset", model,
                    f"best: {best} ({spearman.max():.2f}); proposed {spearman[PROPOSED]:.2f}",
                    sign(spearman[PROPOSED] - others),
-                   "reproduced if the proposed method's mean Spearman is above every other row's.")
+                   "reproduced if the proposed method's mean Spearman is above every other row's.", kind="test",
+                   control="the best of the other five rows")
 
 
 def _sweep_finding(grid: pd.DataFrame, sts_summary: pd.DataFrame) -> Finding:
@@ -671,14 +674,15 @@ def _sweep_finding(grid: pd.DataFrame, sts_summary: pd.DataFrame) -> Finding:
     clustered = grid[(grid.n_clusters > 1) & (grid.n_pc > 0)]
     if centring.empty or clustered.empty:
         return not_comparable(claim, paper, "the grid has no point with k > 1 and n_pc > 0, or the Mean row was not "
-                              "run on its dataset.", model=model)
+                              "run on its dataset.", kind="test", model=model)
     best = grid.loc[grid.spearman.idxmax()]
     ours = (f"{clustered.spearman.min():.1f}-{clustered.spearman.max():.1f} over {len(clustered)} settings "
             f"({DATASETS[dataset][2]}), plain centring {centring.iloc[0]:.1f}; best k = {best.n_clusters:.0f}, "
             f"n_pc = {best.n_pc:.0f} ({best.spearman:.1f})")
     return declare(claim, paper, model, ours, threshold(clustered.spearman - centring.iloc[0], above=0),
                    "reproduced if every grid point with k > 1 and n_pc > 0 has a mean Spearman above the Mean row's "
-                   "on the same dataset (a gain that does not hang on one tuned setting).")
+                   "on the same dataset (a gain that does not hang on one tuned setting).", kind="test",
+                   control="plain centring (the Mean row)")
 
 
 def _scale_finding(scale: pd.DataFrame) -> Finding:
@@ -690,7 +694,8 @@ def _scale_finding(scale: pd.DataFrame) -> Finding:
     return declare("Beyond the slides: I(W) depends on the scale of the vectors, IsoScore does not",
                    "not in the slides; I(W) is not scale invariant by definition", "-", ours,
                    all_of(threshold(iw_change, above=0.01), threshold(isoscore_change, below=1e-6)),
-                   "reproduced if scaling changes I(W) by more than 1% on every cloud and IsoScore by less than 1e-6.")
+                   "passed if scaling changes I(W) by more than 1% on every cloud and IsoScore by less than 1e-6 (both "
+                   "follow from the definitions).", kind="check")
 
 
 def _finetune_findings(finetuned: pd.DataFrame, cls: pd.DataFrame) -> list[Finding]:
@@ -708,7 +713,7 @@ def _finetune_findings(finetuned: pd.DataFrame, cls: pd.DataFrame) -> list[Findi
                    f"({runs.seed.nunique()} seeds)",
             threshold(means["with the method"] - means["without"] - spreads["without"], below=0, inclusive=True),
             "reproduced if the mean dev accuracy with the method is at most the mean without it plus one standard "
-            "deviation over seeds."))
+            "deviation over seeds.", kind="test", control="fine-tuning without the method"))
         last = cls[(cls.task == task) & ~cls.processed]
         last = last[last.layer == last.layer.max()].set_index("model")
         pretrained, tuned = last.mean_ratio["pre-trained"], last.mean_ratio["fine-tuned"]
@@ -718,7 +723,8 @@ def _finetune_findings(finetuned: pd.DataFrame, cls: pd.DataFrame) -> list[Findi
             all_of(threshold(tuned, below=0.25), threshold(tuned - pretrained, below=0)),
             "reproduced if, at the last layer on dev, the norm of the mean [CLS] vector is below a quarter of the "
             "mean norm after fine-tuning (0 for a zero-mean cloud, 1 for identical vectors) and below the "
-            "pre-trained model's."))
+            "pre-trained model's.", kind="test", control="the pre-trained model's [CLS] vectors",
+            threshold_ours=True))
         processed = cls[(cls.task == task) & cls.processed & (cls.model == "fine-tuned with the method")]
         plain = last.i_w["fine-tuned"]
         findings.append(declare(
@@ -726,8 +732,9 @@ def _finetune_findings(finetuned: pd.DataFrame, cls: pd.DataFrame) -> list[Findi
             model, f"{plain:.3g} (fine-tuned) -> {processed.i_w.iloc[0]:.3g} (processed [CLS] of the model "
                    "fine-tuned with the method)",
             sign(processed.i_w.iloc[0] - plain),
-            "reproduced if I(W) of the last-layer dev [CLS] vectors as the classifier saw them with the method "
-            "exceeds that of the model fine-tuned without it."))
+            "passed if I(W) of the last-layer dev [CLS] vectors as the classifier saw them with the method "
+            "exceeds that of the model fine-tuned without it (the method raises I(W) by construction).",
+            kind="check"))
     return findings
 
 
@@ -777,11 +784,12 @@ def assess_findings(sts_summary: pd.DataFrame, sst2: pd.DataFrame | None = None,
                                     sign(after.accuracy - before.accuracy - after.accuracy_std)
                                     if np.isfinite(after.accuracy_std) else Verdict.undecided(),
                                     "reproduced if the mean accuracy with the method minus one standard deviation is "
-                                    "above the pre-trained accuracy (logistic probe, SST-2 train -> dev)."))
+                                    "above the pre-trained accuracy (logistic probe, SST-2 train -> dev).",
+                                    kind="test", control="the probe on the pre-trained vectors"))
     if finetuned is not None and len(finetuned):
         findings += _finetune_findings(finetuned, cls)
     else:
         findings.append(not_comparable("Fine-tuning on RTE and WiC: accuracy, [CLS] zero-mean, [CLS] I(W)",
                                        "RTE 65.3 without / 62.8 with; WiC 64.04 / 62.1",
-                                       "fine-tuning runs in the full profile only."))
+                                       "fine-tuning runs in the full profile only.", kind="test"))
     return findings
