@@ -466,13 +466,16 @@ def sample_sentences(sentences: list[str], n_sentences: int, *, random_state=Non
     ----------
     sentences : list of str
     n_sentences : int
-        Sentences to keep; 0 (or at least ``len(sentences)``) keeps every sentence.
+        Sentences to keep; 0 (or at least ``len(sentences)``) keeps every sentence. A negative
+        count or a non-integer raises ValueError.
     random_state : None, int or numpy Generator
 
     Returns
     -------
     list of str
     """
+    if isinstance(n_sentences, bool) or not isinstance(n_sentences, (int, np.integer)) or n_sentences < 0:
+        raise ValueError(f"n_sentences must be an integer of at least 0 (0 keeps every sentence); got {n_sentences!r}.")
     if not 0 < n_sentences < len(sentences):
         return list(sentences)
     chosen = np.sort(rng(random_state).choice(len(sentences), n_sentences, replace=False))

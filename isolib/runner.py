@@ -143,26 +143,32 @@ def check_parameters(notebook: str, params: dict) -> None:
         right_type = (isinstance(value, (int, float) if expected is float else expected)
                       and not (numeric and isinstance(value, bool)))
         if not right_type:
-            raise ValueError(f"Parameter {name} of {notebook} must be of type {declared[name].annotation} "
+            raise ValueError(f"Notebook {notebook}: {name} must be of type {declared[name].annotation} "
                              f"({declared[name].comment}); got {value!r}.")
         if numeric and not math.isfinite(value):
-            raise ValueError(f"Parameter {name} of {notebook} must be a finite number; got {value!r}.")
+            raise ValueError(f"Notebook {notebook}: {name} must be a finite number; got {value!r}.")
     module = f"isolib.studies.{notebook.split('_', 1)[1]}"
-    if importlib.util.find_spec(module) is not None:
+    if importlib.util.find_spec(module) is None:  # 00_quickstart is no study
+        return
+    try:
         importlib.import_module(module).check_parameters(
             {name: parameter.default for name, parameter in declared.items()} | params)
+    except ValueError as error:
+        raise ValueError(f"Notebook {notebook}: {error}") from None
 
 
-def check_counts(params: dict, names, *, minimum: int = 0) -> None:
-    """Refuse (one sentence) a parameter in ``names`` that is not an integer of at least ``minimum``.
+def check_integers(params: dict, names, *, minimum: int | None = 0) -> None:
+    """Refuse (one sentence) a parameter in ``names`` (a value or a list) that is not an integer of at least ``minimum``.
 
-    For the studies' ``check_parameters``: sizes, counts and seeds, where 0 often means "all".
+    For the studies' ``check_parameters``: sizes, counts and seeds (where 0 often means "all");
+    ``minimum=None`` accepts any integer (layer numbers, which count from the top when negative).
     """
     for name in names:
         value = params[name]
         for item in value if isinstance(value, list) else [value]:
-            if not isinstance(item, int) or isinstance(item, bool) or item < minimum:
-                raise ValueError(f"{name} must hold integers of at least {minimum}; got {value!r}.")
+            if not isinstance(item, int) or isinstance(item, bool) or (minimum is not None and item < minimum):
+                least = "" if minimum is None else f" of at least {minimum}"
+                raise ValueError(f"{name} must hold integers{least}; got {value!r}.")
 
 
 def check_choices(params: dict, name: str, choices) -> None:

@@ -194,3 +194,85 @@ def test_progress_on_a_terminal_rewrites_one_line_and_erases_it_at_the_end():
 @pytest.mark.parametrize(("seconds", "text"), [(0.4, "0 s"), (59, "59 s"), (185, "3 min 05 s"), (3720, "1 h 02 min")])
 def test_durations_read_as_a_person_says_them(seconds, text):
     assert runner._duration(seconds) == text
+
+
+@pytest.mark.parametrize("name", runner.notebook_names())
+def test_the_parameters_cell_is_read_as_papermill_reads_it(name):
+    """The runner reads the parameters cell without papermill (fast); names, types and defaults must agree."""
+    import ast
+
+    import jupytext
+    from papermill.translators import PythonTranslator
+
+    cells = jupytext.read(runner.NOTEBOOK_DIR / f"{name}.py").cells
+    inspected = PythonTranslator.inspect(next(cell for cell in cells if "parameters" in cell.metadata.get("tags", [])))
+    declared = runner.parameter_declarations(name)
+    assert list(declared) == [parameter.name for parameter in inspected]
+    for parameter in inspected:
+        assert declared[parameter.name].annotation == parameter.inferred_type_name
+        assert declared[parameter.name].default == ast.literal_eval(parameter.default)
+        assert declared[parameter.name].comment == parameter.help
+    runner.check_parameters(name, {})  # the defaults pass their own checks
+
+
+# Every case of issue 29, item 7, and more of each kind: (notebook, -p NAME VALUE, words of the sentence).
+REFUSED = [
+    ("01_ethayarajh_contextuality", ["n_sentences", ".inf"], "n_sentences must be of type int"),
+    ("01_ethayarajh_contextuality", ["n_sentences", "abc"], "n_sentences must be of type int"),
+    ("01_ethayarajh_contextuality", ["models", "minilm"], "models must be of type list"),
+    ("01_ethayarajh_contextuality", ["min_coverage", ".nan"], "min_coverage must be a finite number"),
+    ("01_ethayarajh_contextuality", ["keep_embeddings", "1"], "keep_embeddings must be of type bool"),
+    ("01_ethayarajh_contextuality", ["corpus", "wiki"], "corpus must be among sts, snli"),
+    ("01_ethayarajh_contextuality", ["models", "[minilm, 'not a model']"], "is neither an offline model"),
+    ("01_ethayarajh_contextuality", ["layers", "{minilm: 3}"], "layers must map model names to lists"),
+    ("02_cai_clusters_manifolds", ["lid_k", "100000"], "lid_k (100000) must be below the fewest points"),
+    ("02_cai_clusters_manifolds", ["corpora", "[ptb, brown]"], "corpora must be among ptb, wikitext2"),
+    ("03_rajaee_cluster_isotropy", ["datasets", "[sts17]"], "datasets must be among"),
+    ("03_rajaee_cluster_isotropy", ["n_jobs", "0"], "n_jobs must be -1"),
+    ("04_mickus_isotropy_clusters", ["setups", "[nosuch]"], "setups must be among polarity, snli, pos, supersenses"),
+    ("04_mickus_isotropy_clusters", ["n_items", "-1"], "n_items must hold integers of at least 0"),
+    ("04_mickus_isotropy_clusters", ["seeds", "[0, 1.5]"], "seeds must hold integers of at least 0"),
+]
+
+
+@pytest.mark.parametrize(("notebook", "pair", "sentence"), REFUSED)
+def test_bad_parameters_are_refused_in_one_sentence_before_any_kernel_starts(notebook, pair, sentence, monkeypatch,
+                                                                              capsys):
+    import papermill
+
+    from isolib.cli import main
+
+    def no_kernel(*args, **options):
+        raise AssertionError("a kernel was started")
+
+    monkeypatch.setattr(papermill, "execute_notebook", no_kernel)
+    assert main(["reproduce", "--only", notebook, "-p", *pair]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith(f"error: Notebook {notebook}: ") and sentence in error and "\n" not in error
+
+
+def test_a_profile_file_is_checked_too(project):
+    (project / "notebooks" / "params" / TINY / "full.yaml").write_text("n_points: many\n")
+    with pytest.raises(ValueError, match="n_points must be of type int"):
+        runner.parameters(TINY, "full")
+
+
+def test_the_cli_refuses_each_case_of_the_issue_within_five_seconds():
+    """As a user runs it: a fresh process, nothing imported yet (the type checks; a study's own rules import
+    its module first, seconds more on a busy machine)."""
+    import time
+
+    for notebook, pair, _ in [case for case in REFUSED if case[1][0] in ("n_sentences", "models")]:
+        start = time.perf_counter()
+        finished = subprocess.run([sys.executable, "-m", "isolib", "reproduce", "--only", notebook, "-p", *pair],
+                                  capture_output=True, text=True, cwd=runner.REPO_ROOT)
+        assert finished.returncode == 2 and finished.stderr.count("\n") == 1
+        assert time.perf_counter() - start < 5, f"{pair} took {time.perf_counter() - start:.1f} s"
+
+
+def test_sample_sentences_refuses_a_negative_count():
+    from isolib.datasets import sample_sentences
+
+    with pytest.raises(ValueError, match="n_sentences must be an integer of at least 0"):
+        sample_sentences(["a", "b", "c"], -5)
+    assert sample_sentences(["a", "b", "c"], 0) == ["a", "b", "c"]

@@ -725,3 +725,33 @@ def assess_findings(per_layer: pd.DataFrame, table3: pd.DataFrame, lid_curve: pd
     findings.append(not_comparable("ELMo's clusters (layer 1) and LID (9.1)", "shown", "ELMo is not in transformers.",
                                    kind="test"))
     return findings
+
+
+def check_parameters(params: dict) -> None:
+    """Refuse, in one sentence, parameters of notebook 02 its run would fail on (the runner calls it before any kernel).
+
+    Parameters
+    ----------
+    params : dict
+        Every parameter of the notebook: the defaults of its parameters cell completed by the run's.
+    """
+    from isolib.runner import check_choices, check_integers, check_layers, check_models
+
+    check_models(params, "models")
+    check_choices(params, "corpora", ("ptb", "wikitext2"))
+    check_choices(params, "decoder_views", ("drop", "start_token"))
+    check_choices(params, "storage_dtype", ("float16", "float32"))
+    check_models(params, "static_baseline")
+    check_layers(params, "layers")
+    check_integers(params, ["token_budget", "kmeans_fit_size", "silhouette_sample", "lid_queries", "random_state"])
+    check_integers(params, ["n_init", "max_instances", "lid_k", "lid_n_points", "n_plot_points"], minimum=1)
+    check_integers(params, ["window_length"], minimum=3)  # room for a token between the special ones
+    check_integers(params, ["k_max"], minimum=2)
+    # The LID estimate needs more points than neighbours: at every point of its curve and in every window draw.
+    fewest_points = min([*params["lid_n_points"], *([params["token_budget"]] if params["token_budget"] else [])])
+    if params["lid_k"] >= fewest_points:
+        raise ValueError(f"lid_k ({params['lid_k']}) must be below the fewest points it is estimated on "
+                         f"({fewest_points}, from lid_n_points and token_budget).")
+    if not 0 < params["stability_share"] <= 1:
+        raise ValueError(f"stability_share is a share of the windows, above 0 and at most 1; "
+                         f"got {params['stability_share']!r}.")

@@ -1209,7 +1209,7 @@ def check_parameters(params: dict) -> None:
     params : dict
         Every parameter of the notebook: the defaults of its parameters cell completed by the run's.
     """
-    from isolib.runner import check_choices, check_counts, check_layers, check_models
+    from isolib.runner import check_choices, check_integers, check_layers, check_models
 
     check_models(params, "models")
     check_choices(params, "corpus", ("sts", "snli"))
@@ -1218,8 +1218,8 @@ def check_parameters(params: dict) -> None:
     check_choices(params, "storage_dtype", ("float16", "float32"))
     check_models(params, "static_baseline")
     check_layers(params, "layers")
-    check_counts(params, ["n_sentences", "max_occurrences", "static_analogy_vocab", "random_state"])
-    check_counts(params, ["min_contexts", "n_samples", "n_lowest", "n_word_pairs"], minimum=1)
-    check_counts(params, ["table1_layers"], minimum=-10_000)
+    check_integers(params, ["n_sentences", "max_occurrences", "static_analogy_vocab", "random_state"])
+    check_integers(params, ["min_contexts", "n_samples", "n_lowest", "n_word_pairs"], minimum=1)
+    check_integers(params, ["table1_layers"], minimum=None)
     if not 0 <= params["min_coverage"] <= 1:
         raise ValueError(f"min_coverage is a share of benchmark items, between 0 and 1; got {params['min_coverage']!r}.")

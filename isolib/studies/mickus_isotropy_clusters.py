@@ -448,3 +448,25 @@ def assess_findings(summaries: pd.DataFrame, table1: pd.DataFrame, demo: pd.Data
                                                                       within(row.n_items, items, 0)),
                                     "passed if both counts are exactly the paper's.", kind="check"))
     return findings
+
+
+# The setups the notebook builds, in the paper's order.
+SETUPS = ("polarity", "snli", "pos", "supersenses")
+
+
+def check_parameters(params: dict) -> None:
+    """Refuse, in one sentence, parameters of notebook 04 its run would fail on (the runner calls it before any kernel).
+
+    Parameters
+    ----------
+    params : dict
+        Every parameter of the notebook: the defaults of its parameters cell completed by the run's.
+    """
+    from isolib.runner import check_choices, check_integers, check_models
+
+    check_choices(params, "setups", SETUPS)
+    check_choices(params, "glue_tasks", tuple(GLUE_TASKS))
+    check_models(params, "glue_models")
+    check_integers(params, ["n_items", "seeds", "random_state"])
+    check_integers(params, ["n_updates", "glue_updates"], minimum=1)
+    check_integers(params, ["glue_sample_size"], minimum=2)  # the silhouette needs two items

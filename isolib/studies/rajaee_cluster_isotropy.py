@@ -793,3 +793,27 @@ def assess_findings(sts_summary: pd.DataFrame, sst2: pd.DataFrame | None = None,
                                        "RTE 65.3 without / 62.8 with; WiC 64.04 / 62.1",
                                        "fine-tuning runs in the full profile only.", kind="test"))
     return findings
+
+
+def check_parameters(params: dict) -> None:
+    """Refuse, in one sentence, parameters of notebook 03 its run would fail on (the runner calls it before any kernel).
+
+    Parameters
+    ----------
+    params : dict
+        Every parameter of the notebook: the defaults of its parameters cell completed by the run's.
+    """
+    from isolib.runner import check_choices, check_integers, check_models
+
+    check_models(params, "models")
+    check_models(params, "finetune_model")
+    check_choices(params, "datasets", tuple(DATASETS))
+    check_choices(params, "sweep_dataset", tuple(DATASETS))
+    check_choices(params, "finetune_tasks", tuple(FINETUNE_TASKS))
+    check_choices(params, "decoder_views", ("drop", "start_token"))
+    check_choices(params, "storage_dtype", ("float16", "float32"))
+    check_integers(params, ["seeds", "sweep_seeds", "finetune_seeds", "sweep_pcs", "sst2_train_size", "random_state",
+                            "finetune_n_pc", "finetune_train_size"])
+    check_integers(params, ["n_init", "sweep_clusters", "finetune_epochs", "finetune_clusters"], minimum=1)
+    if params["n_jobs"] == 0 or params["n_jobs"] < -1:
+        raise ValueError(f"n_jobs must be -1 (every core) or a number of processes; got {params['n_jobs']!r}.")
