@@ -257,7 +257,7 @@ def _embedding_entry(path: Path) -> CacheEntry:
 
 def _model_name(folder: Path) -> str:
     """The offline name of a model unpacked into the cache (its folder is the Hub id's last part)."""
-    return next((model.name for model in OFFLINE_MODELS.values() if model.hub_id.split("/")[-1] == folder.name),
+    return next((model.name for model in OFFLINE_MODELS.values() if model.checkpoint.split("/")[-1] == folder.name),
                 folder.name)
 
 
