@@ -686,9 +686,12 @@ def compare_reference(per_layer: pd.DataFrame, reference: dict, paper_models: Se
                         near = [table.index[np.argmin(np.abs(depth - layer / paper_last))] for layer in (low, high)]
                         chosen = table.loc[near[0]:near[1]]
                     ours_values = chosen[measure]
-                    where = f"L{chosen.index[0]}" if len(chosen) == 1 else f"L{chosen.index[0]}-{chosen.index[-1]}"
-                    ours = (f"{ours_values.iloc[0]:.3f} ({where})" if len(chosen) == 1
-                            else f"{ours_values.min():.2f}-{ours_values.max():.2f} ({where})")
+                    if chosen.empty:  # the paper's layers are not among those stored
+                        ours = "-"
+                    elif len(chosen) == 1:
+                        ours = f"{ours_values.iloc[0]:.3f} (L{chosen.index[0]})"
+                    else:
+                        ours = f"{ours_values.min():.2f}-{ours_values.max():.2f} (L{chosen.index[0]}-{chosen.index[-1]})"
                     if model != paper_model.name:
                         findings.append(not_comparable(
                             claim, expected, f"{model} stands in for {paper_model.label}; shown at the same relative depth.",

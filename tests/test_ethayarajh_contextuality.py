@@ -353,9 +353,11 @@ def test_assess_findings_applies_the_stated_rules():
         per_layer_table("gpt2", np.r_[0.61, [0.6] * 11, 0.978], np.linspace(0.5, 0.1, 13), np.r_[0.2, [0.0] * 12],
                         [0.02] * 13),
     ], ignore_index=True)
-    # Three non-input layers whose two lowest words are stopwords: a share of 1.0 in each.
-    per_word = pd.DataFrame({"model": "minilm", "layer": np.repeat([1, 2, 3], 3), "word": ["the", "of", "dog"] * 3,
-                             "self_similarity": [0.1, 0.2, 0.9] * 3, "mev": [0.1, 0.2, 0.9] * 3})
+    # Per layer, three types whose means are the layer's; the two lowest are stopwords: a share of 1.0 in each.
+    per_word = pd.DataFrame([{"model": row.model, "layer": row.layer, "word": word,
+                              "self_similarity": row.self_similarity + delta, "mev": row.mev + delta / 10}
+                             for row in per_layer.itertuples()
+                             for word, delta in zip(["the", "of", "dog"], [-0.02, -0.01, 0.03])])
     findings = assess_findings(per_layer, per_word, n_lowest=2)
     by_key = {(f.finding, f.model): f for f in findings}
     assert by_key["Anisotropy in every non-input layer", "minilm"].status == "reproduced"
@@ -373,6 +375,24 @@ def test_assess_findings_applies_the_stated_rules():
     assert by_key["average cosine between random words, BERT L0", "minilm"].status == "not comparable"
     assert by_key["average cosine between random words, ELMo L0", "-"].status == "not comparable"
     assert all(f.status in STATUSES and f.rule for f in findings)
+    # The per-type claims carry an interval over word types.
+    assert "[95% CI" in by_key["Self-similarity falls with depth", "gpt2"].ours
+    assert "Threshold ours" in by_key["Self-similarity falls with depth", "gpt2"].rule
+
+
+def test_a_decoder_is_judged_in_its_start_token_view_with_the_paper_procedure_beside_it():
+    # With the sink kept, the average cosine is high in every layer; behind a start token it is not.
+    views = {"gpt2": [0.3, 0.8, 0.8, 0.8], "gpt2 (start token)": [0.3, 0.05, 0.05, 0.05]}
+    per_layer = pd.concat([per_layer_table(label, baseline, [0.9, 0.7, 0.5, 0.3], [0.1, 0.0, 0.0, 0.0], [0.01] * 4)
+                           for label, baseline in views.items()], ignore_index=True)
+    per_word = pd.DataFrame([{"model": row.model, "layer": row.layer, "word": word,
+                              "self_similarity": row.self_similarity, "mev": row.mev} for row in per_layer.itertuples()
+                             for word in ("the", "dog")])
+    rows = [f for f in assess_findings(per_layer, per_word, n_lowest=1)
+            if f.finding == "Anisotropy in every non-input layer"]
+    assert [(f.model, f.status, f.counted, f.note) for f in rows] == [
+        ("gpt2 (start token)", "not reproduced", True, "holds only with the attention sink"),
+        ("gpt2", "reproduced", False, "holds only with the attention sink")]
 
 
 def test_a_thin_stopword_share_is_borderline():
