@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib
+import json
 import math
 import os
 import re
@@ -82,13 +83,19 @@ def check_output_dir(profile: str, output_dir) -> None:
 
 
 def variant_dir(notebook: str, profile: str, overrides: dict) -> Path:
-    """The folder of a variant run: ``build/variants/<profile>/<notebook>/<name-value_...>``."""
-    text = "_".join(f"{name}-{value}" for name, value in sorted(overrides.items()))
-    slug = "_".join(f"{name}-" + re.sub(r"[^A-Za-z0-9.]+", "-", str(value)).strip("-")
+    """The folder of a variant run: ``build/variants/<profile>/<notebook>/<slug>-<digest>``.
+
+    The slug (``name-value_...``, at most 60 characters) is for reading; the digest, 12 hex digits
+    of the SHA-256 of the overrides' canonical JSON (names sorted, values as parsed), tells variants
+    apart: ``-1`` and ``1``, ``[wikitext2]`` and ``wikitext2``, ``[minilm, mpnet]`` and ``"minilm mpnet"``
+    get different folders, and the same overrides in any order the same one.
+    """
+    def canonical(value) -> str:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
+
+    slug = "_".join(f"{name}-" + re.sub(r"[^A-Za-z0-9.]+", "-", canonical(value)).strip("-")
                     for name, value in sorted(overrides.items()))
-    if len(slug) > 80:  # long lists of values: keep the folder name readable and unique
-        slug = f"{slug[:60]}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
-    return BUILD_DIR / "variants" / profile / notebook / slug
+    return BUILD_DIR / "variants" / profile / notebook / f"{slug[:60]}-{hashlib.sha256(canonical(overrides).encode()).hexdigest()[:12]}"
 
 
 @dataclass(frozen=True)

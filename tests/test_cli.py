@@ -53,9 +53,9 @@ def test_overrides_are_yaml_values_and_make_a_variant_outside_figures():
     folder = runner.variant_dir("02_cai_clusters_manifolds", "full", overrides)
     assert params["output_dir"] == str(folder / "figures")
     assert folder.is_relative_to(runner.BUILD_DIR / "variants" / "full") and not folder.is_relative_to(runner.FIGURES_DIR)
-    assert folder.name == "corpora-wikitext2_keep_symbols-True_token_budget-4096"
+    assert re.fullmatch(r"corpora-wikitext2_keep_symbols-true_token_budget-4096-[0-9a-f]{12}", folder.name)
     long = runner.variant_dir("02_cai_clusters_manifolds", "quick", {"layers": {"smollm2": list(range(31))}})
-    assert len(long.name) <= 80
+    assert len(long.name) <= 73
 
 
 def test_bad_overrides_fail_with_one_sentence(capsys):
@@ -149,3 +149,25 @@ def test_make_figures_keeps_the_full_profile():
 
     makefile = (REPO_ROOT / "Makefile").read_text()
     assert "reproduce --profile full --only $*" in makefile and "reproduce --profile quick --store" in makefile
+
+
+@pytest.mark.parametrize(("one", "other"), [("-1", "1"), ("[wikitext2]", "wikitext2"), ("[minilm, mpnet]", "minilm mpnet"),
+                                            ("1", "1.0"), ("true", "'true'"), ("[1, 2]", "[2, 1]")])
+def test_different_variants_never_share_a_folder(one, other):
+    from isolib import runner
+
+    folders = {runner.variant_dir("00_quickstart", "quick", runner.parse_overrides([["n_tokens", value]]))
+               for value in (one, other)}
+    assert len(folders) == 2
+
+
+def test_the_same_variant_always_gets_the_same_folder():
+    from isolib import runner
+
+    given = [["corpora", "[ptb, wikitext2]"], ["token_budget", "4096"], ["layers", "{minilm: [0, 3], mpnet: [1]}"]]
+    again = [["layers", "{mpnet: [1], minilm: [0, 3]}"], ["token_budget", "4_096"], ["corpora", "[ptb,wikitext2]"]]
+    folder = runner.variant_dir("02_cai_clusters_manifolds", "quick", runner.parse_overrides(given))
+    assert folder == runner.variant_dir("02_cai_clusters_manifolds", "quick", runner.parse_overrides(again))
+    # A digest of the values, not Python's salted hash(): the folder is the same in every process.
+    assert folder.name.endswith("-" + runner.hashlib.sha256(
+        b'{"corpora":["ptb","wikitext2"],"layers":{"minilm":[0,3],"mpnet":[1]},"token_budget":4096}').hexdigest()[:12])

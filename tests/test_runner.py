@@ -262,7 +262,7 @@ def test_the_cli_refuses_each_case_of_the_issue_within_five_seconds():
     its module first, seconds more on a busy machine)."""
     import time
 
-    for notebook, pair, _ in [case for case in REFUSED if case[1][0] in ("n_sentences", "models")]:
+    for notebook, pair, _ in [case for case in REFUSED if "must be of type" in case[2]]:
         start = time.perf_counter()
         finished = subprocess.run([sys.executable, "-m", "isolib", "reproduce", "--only", notebook, "-p", *pair],
                                   capture_output=True, text=True, cwd=runner.REPO_ROOT)
