@@ -581,7 +581,7 @@ def student_copy(notebook: str, folder: Path | None = None) -> Path:
     """Write a student copy of a study notebook: solution cells removed, outputs cleared.
 
     Cells tagged ``solution`` (the convention of nbgrader and of nbconvert's ``TagRemovePreprocessor``)
-    are dropped; the ``exercise`` cells (``# YOUR CODE HERE``) stay. The copy goes to
+    and the quick-run note are dropped; the ``exercise`` cells (``# YOUR CODE HERE``) stay. The copy goes to
     ``folder/<notebook>.ipynb`` (default ``build/student/``), never into ``notebooks/``, and runs
     from there as it is (its data and cache paths do not depend on where it lies).
 
@@ -599,7 +599,9 @@ def student_copy(notebook: str, folder: Path | None = None) -> Path:
     if not any(SOLUTION_TAG in cell.metadata.get("tags", []) for cell in nb.cells):
         raise ValueError(f"{notebook} has no exercise with a solution cell to remove.")
     resources: dict = {}
-    nb, resources = TagRemovePreprocessor(remove_cell_tags={SOLUTION_TAG}, enabled=True).preprocess(nb, resources)
+    # The quick-run note goes too: its links to the full run are relative to notebooks/, and the copy is no run.
+    nb, resources = TagRemovePreprocessor(remove_cell_tags={SOLUTION_TAG, QUICK_RUN_NOTE_TAG},
+                                          enabled=True).preprocess(nb, resources)
     nb, resources = ClearOutputPreprocessor().preprocess(nb, resources)
     target = (folder or BUILD_DIR / "student") / f"{notebook}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -276,3 +276,14 @@ def test_sample_sentences_refuses_a_negative_count():
     with pytest.raises(ValueError, match="n_sentences must be an integer of at least 0"):
         sample_sentences(["a", "b", "c"], -5)
     assert sample_sentences(["a", "b", "c"], 0) == ["a", "b", "c"]
+
+
+def test_a_student_copy_leaves_out_the_quick_run_note(project, fake_papermill):
+    assert runner.run_notebook(TINY, "quick", store=True).ok
+    stored = project / "notebooks" / f"{TINY}.ipynb"
+    nb = nbformat.read(stored, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("answer = 42", metadata={"tags": [runner.SOLUTION_TAG]}))
+    nbformat.write(nb, stored)
+    copy = nbformat.read(runner.student_copy(TINY, project / "student"), as_version=4)
+    assert [tags for tags in _tags(copy) if runner.QUICK_RUN_NOTE_TAG in tags or runner.SOLUTION_TAG in tags] == []
+    assert copy.cells[0].source.startswith("# A tiny notebook")
