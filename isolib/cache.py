@@ -6,7 +6,7 @@ vectors of :func:`isolib.embed.sentence_embeddings`) and a ``manifest.json`` hol
 SHA-256, written before the folder gets its final name. An entry is trusted only if its final folder exists
 and agrees with its manifest: every opening checks the sizes (and :mod:`isolib.embed` the array headers
 against the token table and ``meta.json``), and the first opening in each process hashes every file
-(:func:`verify_files`; ``cache verify`` hashes every entry). A damaged entry is set aside under
+(:func:`manifest_problem`; :func:`verify` hashes every entry at once). A damaged entry is set aside under
 ``<key>.damaged-<id>`` (a leftover no run trusts) and computed again, with one warning. Reading an entry
 marks it used (the time of ``meta.json``). Besides entries, the folder can hold the resumable shards of an
 interrupted extraction (``<key>.partial``), leftovers of interrupted writes or prunes (``<key>.tmp-*``,
@@ -196,11 +196,17 @@ def ensure_space(folder: Path, needed: int) -> None:
 
 def is_disk_full(error: OSError) -> bool:
     """Whether an OSError means no space (or no quota) is left (pyarrow's errors say so only in their text)."""
-    return error.errno in (errno.ENOSPC, errno.EDQUOT) or os.strerror(errno.ENOSPC) in str(error)
+    return error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)) or os.strerror(errno.ENOSPC) in str(error)
 
 
 def reserve(path: Path) -> None:
-    """Allocate a file's blocks now, so a full disk fails here (ENOSPC) and never later in a memory map (SIGBUS)."""
+    """Allocate a file's blocks now, so a full disk fails here (ENOSPC) and never later in a memory map (SIGBUS).
+
+    Where the system has no ``posix_fallocate`` (macOS, Windows), only :func:`ensure_space`'s check before
+    writing guards against a full disk.
+    """
+    if not hasattr(os, "posix_fallocate"):
+        return
     with open(path, "r+b") as stream:
         try:
             os.posix_fallocate(stream.fileno(), 0, os.fstat(stream.fileno()).st_size)

@@ -293,7 +293,8 @@ def sentence_embeddings(model: str, sentences: Sequence[str], **options) -> np.n
         ``sentence-transformers/all-distilroberta-v1``).
     sentences : sequence of str, length n_sentences
     **options
-        Passed to :func:`embed` (``batch_size``, ``device``, ``progress``).
+        Passed to :func:`embed` (``batch_size``, ``shard_size``, ``device``, ``progress``); the batching is
+        part of the key, as there.
 
     Returns
     -------
