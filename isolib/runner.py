@@ -30,7 +30,8 @@ Variants
 --------
 ``overrides`` (``python -m isolib reproduce --only NB -p NAME VALUE``) change parameters of one
 profile, e.g. another corpus or model. A variant never writes into ``figures/``: its executed
-notebook and outputs go to their own folder, ``build/variants/<profile>/<notebook>/<overrides>/``,
+notebook and outputs go to their own folder, ``build/variants/<profile>/<notebook>/<slug>-<digest>/``
+(:func:`variant_dir`), after every parameter is checked (:func:`check_parameters`),
 and its ``profile`` parameter names the overrides, so ``RESULTS.md`` says what was run (the executed
 notebook also records every parameter in its injected-parameters cell).
 """
@@ -95,7 +96,8 @@ def variant_dir(notebook: str, profile: str, overrides: dict) -> Path:
 
     slug = "_".join(f"{name}-" + re.sub(r"[^A-Za-z0-9.]+", "-", canonical(value)).strip("-")
                     for name, value in sorted(overrides.items()))
-    return BUILD_DIR / "variants" / profile / notebook / f"{slug[:60]}-{hashlib.sha256(canonical(overrides).encode()).hexdigest()[:12]}"
+    digest = hashlib.sha256(canonical(overrides).encode()).hexdigest()[:12]
+    return BUILD_DIR / "variants" / profile / notebook / f"{slug[:60]}-{digest}"
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,7 @@ def check_parameters(notebook: str, params: dict) -> None:
 
 
 def check_integers(params: dict, names, *, minimum: int | None = 0) -> None:
-    """Refuse (one sentence) a parameter in ``names`` (a value or a list) that is not an integer of at least ``minimum``.
+    """Refuse (one sentence) a parameter in ``names`` (a value or a list) holding other than integers >= ``minimum``.
 
     For the studies' ``check_parameters``: sizes, counts and seeds (where 0 often means "all");
     ``minimum=None`` accepts any integer (layer numbers, which count from the top when negative).
@@ -286,7 +288,8 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
     executed = folder / f"{notebook}.ipynb"
     executed.parent.mkdir(parents=True, exist_ok=True)
     progress = CellProgress(notebook) if os.environ.get("ISOLIB_PROGRESS") != "0" else None
-    hooks = {"on_notebook_start": progress.on_notebook_start, "on_cell_start": progress.on_cell_start} if progress else {}
+    hooks = ({"on_notebook_start": progress.on_notebook_start, "on_cell_start": progress.on_cell_start}
+             if progress else {})
     start = time.perf_counter()
     try:
         source = without_quick_run_note(jupytext.read(NOTEBOOK_DIR / f"{notebook}.py"))

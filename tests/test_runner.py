@@ -210,6 +210,7 @@ def test_the_parameters_cell_is_read_as_papermill_reads_it(name):
     assert list(declared) == [parameter.name for parameter in inspected]
     for parameter in inspected:
         assert declared[parameter.name].annotation == parameter.inferred_type_name
+        assert parameter.inferred_type_name in runner._TYPES, "the runner checks int, float, str, bool, list, dict"
         assert declared[parameter.name].default == ast.literal_eval(parameter.default)
         assert declared[parameter.name].comment == parameter.help
     runner.check_parameters(name, {})  # the defaults pass their own checks
