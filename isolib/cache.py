@@ -244,8 +244,10 @@ def _embedding_entry(path: Path) -> CacheEntry:
     from isolib.embed import CACHE_FORMAT
 
     meta_path = path / "meta.json"
-    if "." in path.name or not meta_path.exists():
+    if "." in path.name:
         return _unknown(path, "partial" if path.name.endswith(".partial") else "leftover")
+    if not meta_path.exists():
+        return _unknown(path, "broken", "meta.json is missing")
     try:
         meta = json.loads(meta_path.read_text())
         model, layers, dtype = str(meta["model"]), tuple(int(layer) for layer in meta["layers"]), str(meta["dtype"])

@@ -354,8 +354,10 @@ def test_a_broken_meta_json_is_listed_by_folder_and_pruned(tiny, cache_dir, caps
     good = embed(tiny, TEXTS[:3])
     broken = embed(tiny, TEXTS)
     (broken.path / "meta.json").write_text('{"model": "x\n\t"}')  # an invalid control character
+    (cache_dir / "embeddings" / ("f" * 32)).mkdir()  # a trusted name without meta.json
     found = {entry.path.name: entry for entry in cache.entries()}
     assert found[broken.path.name].status == "broken" and "meta.json is unreadable" in found[broken.path.name].problem
+    assert (found["f" * 32].status, found["f" * 32].problem) == ("broken", "meta.json is missing")
     assert found[good.path.name].status == "complete"
     for action in ("list", "size"):
         assert main(["cache", action]) == 0
