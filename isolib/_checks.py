@@ -56,6 +56,11 @@ def as_points(X, *, name: str = "X", min_samples: int = 1, dtype=np.float64) -> 
         raise ValueError(f"{name} has no features (shape {arr.shape}).")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinity.")
+    # Sums of squares over every sample and feature (norms, covariances, distances) must stay finite.
+    largest, limit = float(np.abs(arr).max()), float(np.sqrt(np.finfo(arr.dtype).max / arr.size) / 10)
+    if largest > limit:
+        raise ValueError(f"{name} has values up to {largest:.1e}, too large to square and sum in {arr.dtype} for "
+                         f"shape {arr.shape} (at most {limit:.1e}); divide it by a constant first.")
     return arr
 
 

@@ -2,11 +2,14 @@
 
 Figures are written as PNG and PDF without timestamps or software versions in their
 metadata, so rerunning a notebook with the same inputs gives byte-identical files.
-Tables are written as CSV (full precision) and Markdown (rounded, for reading).
+Tables are written as CSV (full precision) and Markdown (rounded, for reading); a table whose
+numbers vary between machines (seeds, CPU kernels) declares how much, in ``tolerances.json`` beside
+it, which :func:`isolib.runner.compare_outputs` reads.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -36,14 +39,52 @@ def save_figure(fig, output_dir: str | Path, name: str) -> list[Path]:
     return [png, pdf]
 
 
-def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits: int = 3) -> list[Path]:
-    """Write ``table`` as ``<name>.csv`` (full precision) and ``<name>.md`` (rounded to ``digits``)."""
+TOLERANCES_FILE = "tolerances.json"
+
+
+def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits: int = 3,
+               tolerance: dict[str, float | str] | None = None) -> list[Path]:
+    """Write ``table`` as ``<name>.csv`` (full precision) and ``<name>.md`` (rounded to ``digits``).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+    output_dir : str or Path
+    name : str
+    digits : int
+        Decimals of the Markdown table.
+    tolerance : dict, optional
+        How far each listed column may move between two runs of the same code on other machines
+        (another CPU's kernels change float rounding, which a seed's training can amplify): an
+        absolute number, or the name of a column holding each row's own spread (its standard
+        deviation over seeds, say). Recorded under ``name`` in ``tolerances.json`` beside the table;
+        unlisted columns keep the comparator's default.
+    """
     folder = Path(output_dir)
     folder.mkdir(parents=True, exist_ok=True)
     csv, markdown = folder / f"{name}.csv", folder / f"{name}.md"
     table.to_csv(csv, index=False)
     markdown.write_text(markdown_table(table, digits=digits) + "\n")
+    declared = table_tolerances(folder)
+    if tolerance:
+        unknown = sorted(set(tolerance) | {v for v in tolerance.values() if isinstance(v, str)})
+        unknown = [column for column in unknown if column not in table.columns]
+        if unknown:
+            raise ValueError(f"the tolerance of table {name} names columns it does not have: {', '.join(unknown)}.")
+        declared[name] = dict(tolerance)
+    else:
+        declared.pop(name, None)
+    if declared:
+        (folder / TOLERANCES_FILE).write_text(json.dumps(declared, indent=1, sort_keys=True) + "\n")
+    else:
+        (folder / TOLERANCES_FILE).unlink(missing_ok=True)
     return [csv, markdown]
+
+
+def table_tolerances(folder: str | Path) -> dict[str, dict[str, float | str]]:
+    """The tolerances the tables of ``folder`` declared (:func:`save_table`), by table name; {} if none."""
+    path = Path(folder) / TOLERANCES_FILE
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 def markdown_table(table: pd.DataFrame, *, digits: int = 3) -> str:

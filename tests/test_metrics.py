@@ -521,6 +521,21 @@ def test_nan_and_infinity_are_rejected(name, bad):
 
 
 @pytest.mark.parametrize("name", ALL_MEASURES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_values_too_large_to_square_are_refused_in_one_sentence(name, dtype):
+    # Before: LinAlgError "Eigenvalues did not converge" (IsoScore, I(W), MEV), inf or 0.0 with warnings only.
+    huge = (GOOD * (1e300 if dtype == np.float64 else 1e30)).astype(dtype)
+    with pytest.raises(ValueError, match=r"^X has values up to .* too large to square and sum"):
+        ALL_MEASURES[name](huge)
+
+
+def test_labels_that_are_not_an_array_are_refused_in_one_sentence():
+    # Before: TypeError "len() of unsized object".
+    with pytest.raises(ValueError, match=r"^labels must be an array of shape \(n_samples,\)"):
+        silhouette(GOOD, 3)
+
+
+@pytest.mark.parametrize("name", ALL_MEASURES)
 def test_one_dimensional_input_is_rejected(name):
     with pytest.raises(ValueError, match="2-D array"):
         ALL_MEASURES[name](GOOD[:, 0])

@@ -2,6 +2,7 @@
 
 import matplotlib.pyplot as plt
 import pandas as pd
+import pytest
 
 from isolib.plotting import plot_per_layer, save_figure, save_table, set_style, show_table
 
@@ -36,6 +37,20 @@ def test_tables_in_csv_and_markdown(tmp_path):
     csv, markdown = save_table(TABLE, tmp_path, "table", digits=2)
     assert pd.read_csv(csv).equals(TABLE)
     assert "0.10 |" in markdown.read_text() and "0.100" not in markdown.read_text()
+
+
+def test_a_table_declares_how_far_its_numbers_may_move(tmp_path):
+    from isolib.plotting import table_tolerances
+
+    table = pd.DataFrame({"seed": [0, 1], "accuracy": [0.61, 0.64], "accuracy_std": [0.02, 0.03]})
+    save_table(table, tmp_path, "finetune", tolerance={"accuracy": "accuracy_std", "seed": 0})
+    save_table(TABLE, tmp_path, "plain")
+    assert table_tolerances(tmp_path) == {"finetune": {"accuracy": "accuracy_std", "seed": 0}}
+    # Saved again without one, the table's declaration goes.
+    save_table(table, tmp_path, "finetune")
+    assert table_tolerances(tmp_path) == {}
+    with pytest.raises(ValueError, match="names columns it does not have: spread"):
+        save_table(table, tmp_path, "finetune", tolerance={"accuracy": "spread"})
 
 
 def test_markdown_cells_escape_pipes():

@@ -22,6 +22,9 @@ _SILHOUETTE_BLOCK = 1024
 def _label_codes(labels, n_samples: int) -> np.ndarray:
     """Integer codes of 1-D labels, or of the distinct rows of a 2-D (multi-label) array."""
     values = np.asarray(labels)
+    if values.ndim not in (1, 2):
+        raise ValueError(f"labels must be an array of shape (n_samples,) or (n_samples, n_outputs), got "
+                         f"{type(labels).__name__} of shape {values.shape}.")
     check_same_length(values, range(n_samples), names=("labels", "X"))
     if values.ndim == 2:
         return np.unique(values, axis=0, return_inverse=True)[1].ravel()
