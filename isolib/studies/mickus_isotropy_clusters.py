@@ -30,7 +30,6 @@ from isolib import datasets
 from isolib.embed import sentence_embeddings
 from isolib.findings import Finding, all_of, declare, not_comparable, threshold, within
 from isolib.metrics import isoscore, silhouette
-from isolib.probe import correlations, make_probe
 
 __all__ = [
     "CITATION",
@@ -114,8 +113,10 @@ class Setup:
     @property
     def n_parameters(self) -> int:
         """Trainable parameters of the probe :func:`isolib.probe.train_probe` builds for this setup."""
+        from isolib.probe import make_probe  # lazy: torch, which the runner's parameter check does without
+
         n_outputs = self.y.shape[1] if self.loss == "sigmoid" else len(np.unique(self.y))
-        return make_probe(self.X, n_outputs, bias=self.bias, 
+        return make_probe(self.X, n_outputs, bias=self.bias,
                           paired=self.item_index is not None and self.item_index.ndim == 2).n_parameters
 
 
@@ -302,6 +303,8 @@ def trace_summary(trace: pd.DataFrame) -> pd.Series:
         standard deviation across seeds); ``pearson_max``, ``spearman_max`` (the weakest, i.e.
         largest, correlation over seeds) and their means.
     """
+    from isolib.probe import correlations  # lazy: torch, which the runner's parameter check does without
+
     per_update = trace.groupby("update")[["isoscore", "silhouette"]]
     means, spreads = per_update.mean(), per_update.std(ddof=1).fillna(0.0)
     first, last = means.index.min(), means.index.max()
