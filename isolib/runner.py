@@ -514,15 +514,20 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
     """The differences between two output folders of a notebook, one sentence each (empty: they agree).
 
     Every CSV table of ``committed`` must exist in ``fresh`` with the same columns and rows: text
-    cells equal, numbers within ``|a - b| <= atol + rtol * |b|`` (NaN equals NaN). The statuses of
-    ``RESULTS.md`` must be equal, finding by finding. Figures are not compared (their pixels change
-    with library versions; their numbers are in the tables).
+    cells equal, numbers within ``|a - b| <= atol + rtol * |b|`` (NaN equals NaN), or within the
+    tolerance the table declares for a column (:func:`isolib.plotting.save_table`: an absolute
+    number, or each committed row's own spread, e.g. its standard deviation over seeds) when that is
+    larger. The statuses of ``RESULTS.md`` must be equal, finding by finding: a number may move
+    within its tolerance, a verdict never. Figures are not compared (their pixels change with
+    library versions; their numbers are in the tables).
     """
     import numpy as np
     import pandas as pd
 
     from isolib.findings import read_results
+    from isolib.plotting import table_tolerances
 
+    declared = {**table_tolerances(fresh), **table_tolerances(committed)}
     differences = []
     tables = sorted(committed.glob("*.csv"))
     if not tables:
@@ -537,10 +542,15 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
             differences.append(f"{path.name}: columns or rows differ ({old.shape} {list(old.columns)} committed, "
                                f"{new.shape} {list(new.columns)} now).")
             continue
+        tolerances = declared.get(path.stem, {})
         for column in old.columns:
             a, b = old[column], new[column]
             if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
                 close = np.isclose(b.to_numpy(float), a.to_numpy(float), rtol=rtol, atol=atol, equal_nan=True)
+                if column in tolerances:
+                    spec = tolerances[column]
+                    allowed = old[spec].to_numpy(float) if isinstance(spec, str) else float(spec)
+                    close |= np.abs(b.to_numpy(float) - a.to_numpy(float)) <= allowed
             else:
                 close = (a.astype(str) == b.astype(str)).to_numpy()
             if not close.all():

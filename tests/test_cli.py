@@ -126,6 +126,32 @@ def test_compare_outputs_passes_a_copy_and_names_each_altered_result(tmp_path):
     assert f"{table.name}: missing from the new run." in compare_outputs(committed, fresh)
 
 
+def test_a_number_may_move_within_the_spread_its_table_declares_and_a_status_never(tmp_path):
+    from isolib.findings import declare, sign, write_results
+    from isolib.plotting import save_table
+    from isolib.runner import compare_outputs
+
+    def run(folder, accuracy, gain):
+        # One seed's accuracy (spread 0.02 over seeds) and a verdict on it.
+        table = pd.DataFrame({"seed": [0, 1], "accuracy": accuracy, "accuracy_std": [0.02, 0.02], "n": [10, 10]})
+        save_table(table, folder, "finetune", tolerance={"accuracy": "accuracy_std"})
+        write_results([declare("It learns", "yes", "m", f"{gain}", sign(gain), "r.", kind="test", control="chance")],
+                      folder / "RESULTS.md", title="t", citation="c", models="m")
+
+    committed, fresh = tmp_path / "committed", tmp_path / "fresh"
+    run(committed, [0.61, 0.64], 0.1)
+    # Another CPU's kernels: one seed's accuracy moves by a point, within its spread over seeds.
+    run(fresh, [0.62, 0.64], 0.1)
+    assert compare_outputs(committed, fresh) == []
+    # Beyond the spread: a difference.
+    run(fresh, [0.66, 0.64], 0.1)
+    assert compare_outputs(committed, fresh)[0].startswith("finetune.csv: column accuracy differs in 1 row(s)")
+    # Within the spread, but the verdict changes: a difference.
+    run(fresh, [0.62, 0.64], -0.1)
+    assert compare_outputs(committed, fresh) == ["RESULTS.md: statuses differ (1 findings committed, 1 now; "
+                                                 "finding 1: reproduced -> not reproduced)."]
+
+
 def test_check_figures_needs_a_committed_folder(capsys):
     assert main(["check-figures", "99_nothing"]) == 2
     assert "Unknown notebook 99_nothing" in capsys.readouterr().err
