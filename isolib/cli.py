@@ -68,6 +68,13 @@ def _cache(args) -> int:
             print(f"{verb} {entry.path.name} ({entry.model or entry.status}, {cache.human_size(entry.size)})")
         print(f"{verb} {len(removed)} folder(s), {cache.human_size(sum(entry.size for entry in removed))}")
         return 0
+    if args.action == "verify":
+        damaged = cache.verify()
+        for entry in damaged:
+            print(f"set aside {entry.path.name}: {entry.problem}")
+        print(f"{len(damaged)} damaged entr{'y' if len(damaged) == 1 else 'ies'} set aside; the next run that asks "
+              "for one computes it again." if damaged else "every entry matches its manifest.")
+        return 0
     found = cache.entries()
     if args.action == "list":
         print(cache.listing(found).to_string(index=False) if found else f"{cache_root() / 'embeddings'} is empty.")
@@ -131,7 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     student.set_defaults(func=_student)
 
     cache = commands.add_parser("cache", help="list, size or prune the embedding cache (.cache/ or ISOLIB_CACHE_DIR)")
-    cache.add_argument("action", choices=("list", "size", "prune"))
+    cache.add_argument("action", choices=("list", "size", "prune", "verify"),
+                       help="verify: hash every file of every entry against its manifest, setting damaged ones aside")
     cache.add_argument("--older-than", type=float, metavar="DAYS", help="prune: entries not used for DAYS days")
     cache.add_argument("--model", help="prune: entries of this model (name or Hub id)")
     cache.add_argument("--folder", action="append", metavar="NAME",

@@ -228,6 +228,18 @@ def test_cache_verify_hashes_every_entry(tiny, cache_dir):
     assert good.path.exists() and not bad.path.exists()
 
 
+def test_the_cache_verify_command_names_what_it_set_aside(tiny, cache_dir, capsys):
+    from isolib.cli import main
+
+    bad = embed(tiny, TEXTS)
+    assert main(["cache", "verify"]) == 0 and "every entry matches its manifest." in capsys.readouterr().out
+    _flip_byte(bad.path / "layer_01.npy", 200)
+    cache._HASHED.clear()
+    assert main(["cache", "verify"]) == 0
+    out = capsys.readouterr().out
+    assert "layer_01.npy does not match the checksum" in out and "1 damaged entry set aside" in out
+
+
 # --------------------------------------------------------------------------- 4. stored results
 class Planted:
     """A pickle that, once loaded, would write a file: the attack of a writable cache folder."""
