@@ -1,0 +1,174 @@
+"""The README and the docs/ pages: short where a newcomer starts, and naming only commands and files that exist.
+
+Commands are read from code only (fenced blocks and inline code spans), never from prose.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from isolib.cli import build_parser
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+MAX_WORDS = 1200
+
+FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
+INLINE = re.compile(r"`([^`\n]+)`")
+# make and the targets after it: `make setup data`, `make variant NB=...` (a variable ends the targets).
+MAKE = re.compile(r"(?<![\w./-])make((?:[ \t]+[a-z][a-z0-9_-]*)+)")
+ISOLIB = re.compile(r"python -m isolib[ \t]+([a-z][\w-]*)([^\n]*)")
+MARKDOWN_LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+HTML_LINK = re.compile(r"(?:href|src)=\"([^\"]+)\"")
+# The executed full notebook of a study, which its next full run writes: a link to one may point ahead
+# only on a line that says so.
+FULL_NOTEBOOK = re.compile(r"^figures/(?P<nb>[0-9]{2}_\w+)/(?P=nb)\.ipynb$")
+WRITTEN_LATER = "written by the next full run"
+
+
+def code(text: str, *, comments: bool = True) -> list[str]:
+    """The fenced blocks' contents (without their ``#`` comments unless ``comments``) and the inline code spans."""
+    blocks = [match.group(2) for match in FENCE.finditer(text)]
+    if not comments:
+        blocks = [re.sub(r"(^|\s)#.*$", "", block, flags=re.M) for block in blocks]
+    return blocks + INLINE.findall(FENCE.sub("", text))
+
+
+def commands(text: str) -> list[str]:
+    """The command lines of the fenced shell blocks, in order: comments and blank lines out, continuations joined."""
+    found = []
+    for match in FENCE.finditer(text):
+        if match.group(1).strip() not in ("bash", "sh", "shell", "console"):
+            continue
+        joined = re.sub(r"\\\n\s*", " ", match.group(2))
+        for line in joined.splitlines():
+            line = re.sub(r"(^|\s)#.*$", "", line).strip()
+            if line:
+                found.append(line)
+    return found
+
+
+def make_targets() -> set[str]:
+    makefile = (ROOT / "Makefile").read_text()
+    targets = set()
+    for match in re.finditer(r"^([A-Za-z0-9_./%-]+(?:[ \t]+[A-Za-z0-9_./%-]+)*)[ \t]*:(?![=:])", makefile, re.M):
+        targets.update(match.group(1).split())
+    phony = re.search(r"^\.PHONY:(.*)$", makefile, re.M)
+    return targets | set(phony.group(1).split() if phony else ())
+
+
+def subcommands() -> dict:
+    parser = build_parser()
+    (subparsers,) = [action for action in parser._actions if action.choices and action.dest == "command"]
+    return subparsers.choices
+
+
+def page_id(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
+def test_the_readme_is_short():
+    words = len(README.read_text().split())  # what `wc -w` counts
+    assert words <= MAX_WORDS, f"README.md has {words} words; move detail into docs/ (at most {MAX_WORDS})"
+
+
+def test_the_first_three_commands_set_up_open_jupyterlab_and_run_one_quick_study():
+    first = commands(README.read_text())[:3]
+    assert len(first) == 3, first
+    assert any(line.split()[:2] == ["make", "lab"] for line in first), f"`make lab` is not among {first}"
+    assert re.match(r"make (setup|data)\b", first[0]), f"the first command sets up: {first[0]}"
+    quick = [line for line in first if re.search(r"python -m isolib reproduce\b", line)]
+    assert quick and "--only" in quick[0] and "--profile" not in quick[0], \
+        f"one of {first} runs one notebook on the default (quick) profile"
+
+
+def test_reproduce_defaults_to_the_quick_profile():
+    args = build_parser().parse_args(["reproduce", "--only", "00_quickstart"])
+    assert args.profile == "quick"
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.lstrip().startswith("#")]
+    assert ci[-1] == "make test"
+    assert ci[-1] in commands(README.read_text()), "the README shows the command CI runs"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_id)
+def test_every_make_target_named_exists(page):
+    targets = make_targets()
+    # A comment in a code block is prose ("what make figures runs"); inline code is not.
+    named = {target for span in code(page.read_text(), comments=False) for match in MAKE.finditer(span)
+             for target in match.group(1).split()}
+    missing = sorted(named - targets)
+    assert not missing, f"{page_id(page)} names make targets the Makefile lacks: {missing}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_id)
+def test_every_isolib_subcommand_and_option_named_exists(page):
+    parsers = subcommands()
+    problems = []
+    for span in code(page.read_text()):
+        for match in ISOLIB.finditer(span):
+            name, rest = match.group(1), re.sub(r"(^|\s)#.*$", "", match.group(2))
+            if name not in parsers:
+                problems.append(f"python -m isolib {name}: no such subcommand")
+                continue
+            sub = parsers[name]
+            words = rest.split()
+            positional = [action for action in sub._actions if not action.option_strings]
+            if positional and positional[0].choices and words and not words[0].startswith("-"):
+                for choice in words[0].split("|"):
+                    if choice not in positional[0].choices:
+                        problems.append(f"python -m isolib {name} {choice}: not one of {list(positional[0].choices)}")
+            for word in words:
+                option = word.split("=")[0]
+                if re.fullmatch(r"--?[a-z][\w-]*", option) and option not in sub._option_string_actions:
+                    problems.append(f"python -m isolib {name} {option}: no such option")
+    assert not problems, f"{page_id(page)}: " + "; ".join(problems)
+
+
+def links(text: str) -> list[tuple[str, str]]:
+    """(target, the line it is on) of every Markdown and HTML link outside code blocks."""
+    found = []
+    for line in FENCE.sub("", text).splitlines():
+        for target in MARKDOWN_LINK.findall(line) + HTML_LINK.findall(line):
+            found.append((target, line))
+    return found
+
+
+def local_target(page: Path, target: str) -> Path | None:
+    if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+        return None  # a URL, or an anchor in the same page
+    return (page.parent / target.split("#", 1)[0]).resolve()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_id)
+def test_every_relative_link_resolves_to_a_file_of_the_repository(page):
+    broken = []
+    for target, line in links(page.read_text()):
+        path = local_target(page, target)
+        if path is None:
+            continue
+        if not path.is_relative_to(ROOT):
+            broken.append(f"{target} (outside the repository)")
+        elif not path.exists():
+            ahead = FULL_NOTEBOOK.match(str(path.relative_to(ROOT))) and WRITTEN_LATER in line
+            if not ahead:
+                broken.append(target)
+    assert not broken, f"{page_id(page)} links to what does not exist: {broken}"
+
+
+def test_every_docs_page_can_be_reached_from_the_readme():
+    reached, todo = {README}, [README]
+    while todo:
+        page = todo.pop()
+        for target, _ in links(page.read_text()):
+            path = local_target(page, target)
+            if path is not None and path.suffix == ".md" and path.exists() and path not in reached:
+                reached.add(path)
+                todo.append(path)
+    unreached = [page_id(page) for page in PAGES if page not in reached]
+    assert not unreached, f"no link leads from README.md to {unreached}"
