@@ -5,13 +5,18 @@ import pandas as pd
 import pytest
 
 from isolib import datasets
-from isolib.embed import TOKEN_COLUMNS
+from isolib.embed import TOKEN_COLUMNS, token_table
 from isolib.findings import STATUSES
 from isolib.metrics import lid_mle
 from isolib.studies.cai_clusters_manifolds import (
     assess_findings,
+    centring_units,
     cluster_means,
+    describe_clusters,
+    describe_extremes,
     describe_symbols,
+    layer_findings,
+    layer_geometry,
     layer_name,
     lid_against_n,
     lid_variants,
@@ -19,7 +24,10 @@ from isolib.studies.cai_clusters_manifolds import (
     paper_layer,
     per_cluster_similarity,
     picture_findings,
+    placeholder_mask,
     running_text_windows,
+    select_k_over_restarts,
+    symbols_view_label,
     token_types,
 )
 
@@ -141,11 +149,30 @@ def test_lid_against_n_uses_nested_sizes_up_to_every_point():
     assert curve.lid_cosine.between(4, 9).all()
 
 
-def _per_layer(model, s_inter, s_intra, n_clusters, inside, lid):
+def _units(model, layers, per_cluster, global_, n_units=400, random_state=0):
+    """Centring units of one model: per type and layer, its per-cluster and global value plus noise."""
+    generator = np.random.default_rng(random_state)
+    rows = []
+    for layer in layers:
+        noise = generator.normal(scale=0.05, size=n_units)
+        rows.append(pd.DataFrame({"model": model, "corpus": "ptb", "layer": layer, "unit": np.arange(n_units),
+                                  "per_cluster": per_cluster + noise, "global": global_ + noise}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def _silhouettes(model, layers, n_clusters, scores):
+    """Three restarts per layer at its chosen k, each with the given silhouette (and a jitter)."""
+    return pd.DataFrame([(model, "ptb", layer, k, restart, score + 0.01 * (restart - 1))
+                         for layer, k, score in zip(layers, n_clusters, scores) for restart in range(3)],
+                        columns=["model", "corpus", "layer", "k", "restart", "silhouette"])
+
+
+def _per_layer(model, s_inter, s_intra, n_clusters, inside, lid, n_real=None):
     layers = np.arange(len(s_inter))
     return pd.DataFrame({
         "model": model, "corpus": "ptb", "layer": layers, "n_layers": len(layers), "n_tokens": 1000,
         "s_inter": s_inter, "s_intra": s_intra, "n_clusters": n_clusters, "silhouette": 0.2,
+        "n_real_clusters": n_clusters if n_real is None else n_real, "n_outlier_groups": 0,
         "s_inter_clusters": inside, "s_inter_clusters_weighted": inside, "s_inter_centred": 0.0,
         "lid_cosine": lid, "lid_cosine_squared": np.asarray(lid) / 2,
     })
@@ -155,13 +182,23 @@ def test_findings_follow_their_rules():
     per_layer = pd.concat([
         _per_layer("gpt2", [0.0, 0.5, 0.6], [0.1, 0.8, 0.9], [1, 2, 3], [0.3, 0.01, -0.02], [9.0, 12.0, 14.0]),
         _per_layer("minilm", [0.0, 0.05, 0.6], [0.1, 0.8, 0.9], [1, 1, 1], [0.3, 0.2, 0.0], [30.0, 40.0, 40.0]),
+        # Every layer split in two, but one of the two is an outlier group (the attention sink, say).
+        _per_layer("mpnet", [0.0, 0.5, 0.6], [0.1, 0.8, 0.9], [2, 2, 2], [0.3, 0.01, 0.0], [9.0, 12.0, 14.0],
+                   n_real=[1, 1, 1]),
     ])
+    silhouettes = pd.concat([_silhouettes("gpt2", [0, 1, 2], [1, 2, 3], [0.05, 0.3, 0.3]),
+                             _silhouettes("minilm", [0, 1, 2], [1, 1, 1], [0.05, 0.05, 0.05]),
+                             _silhouettes("mpnet", [0, 1, 2], [2, 2, 2], [0.9, 0.98, 0.98])])
+    units = pd.concat([_units("gpt2", [0, 1, 2], 0.01, 0.3),  # per-cluster centring beats global centring
+                       _units("minilm", [0, 1, 2], 0.2, 0.2),  # k = 1: per-cluster centring is global centring
+                       _units("mpnet", [0, 1, 2], 0.08, 0.045)])  # the encoders' case: per-cluster is higher
     table3 = pd.DataFrame({"model": ["gpt2", "minilm", "static"], "corpus": ["ptb", "ptb", "glove"],
                            "n": [1000, 1000, 1000], "lid_cosine": [13.0, 40.0, 30.0],
                            "lid_cosine_squared": [6.5, 20.0, 15.0]})
-    curve = pd.DataFrame({"model": ["gpt2", "gpt2", "static", "static"], "n": [100, 1000, 100, 1000],
-                          "lid_cosine": [20.0, 13.0, 15.0, 30.0]})
-    findings = assess_findings(per_layer, table3, curve, swiss_roll={"gpt2": "a picture"})
+    curve = pd.DataFrame({"model": ["gpt2", "gpt2", "minilm", "minilm", "mpnet", "mpnet", "static", "static"],
+                          "n": [100, 1000] * 4, "layer": [1] * 8,
+                          "lid_cosine": [20.0, 13.0, 50.0, 40.0, 10.0, 12.0, 15.0, 30.0]})
+    findings = assess_findings(per_layer, silhouettes, units, table3, curve, swiss_roll={"gpt2": "a picture"})
     assert {finding.status for finding in findings} <= set(STATUSES)
 
     def status(claim, model):
@@ -172,13 +209,130 @@ def test_findings_follow_their_rules():
     assert status("Anisotropy in every layer", "minilm, ptb") == "not reproduced"  # S_inter 0.05 at L1
     assert status("The space is dominated", "gpt2, ptb") == "reproduced"
     assert status("The space is dominated", "minilm, ptb") == "not reproduced"
+    assert status("The space is dominated", "mpnet, ptb") == "not reproduced"  # silhouette 0.98 from outlier groups
+    assert status("Per-cluster centring", "gpt2, ptb") == "reproduced"
+    assert status("Per-cluster centring", "minilm, ptb") == "not reproduced"  # a difference of exactly 0
+    assert status("Per-cluster centring", "mpnet, ptb") == "not reproduced"  # global centring does better
     assert status("Inside clusters", "gpt2, ptb") == "reproduced"  # layer 0 is not judged
-    assert status("Contextual spaces", "gpt2, ptb") == "reproduced"
-    assert status("Contextual spaces", "minilm, ptb") == "not reproduced"
-    assert status("Beyond the paper", "gpt2") == "not reproduced"  # 20 > 15 at n = 100
+    assert status("Inside clusters", "mpnet, ptb") == "not reproduced"  # 0.08 > 0.05
+    assert status("Contextual spaces", "gpt2, ptb") == "borderline"  # above the static LID at n = 100, below at 1,000
+    assert status("Contextual spaces", "minilm, ptb") == "not reproduced"  # above at every n
+    assert status("Contextual spaces", "mpnet, ptb") == "reproduced"  # below at every n
     assert status("Table 3: average cosine LID of GPT-2", "gpt2") == "reproduced"  # 6.5 within 1.0 of 7.0
     assert status("Table 3: average cosine LID of D-BERT", "minilm") == "not comparable"  # a stand-in for DistilBERT
     assert status("A Swiss-roll", "gpt2") == "not comparable"
+    inside = [finding for finding in findings if finding.finding.startswith("Inside clusters")]
+    assert all("Threshold ours" in finding.rule for finding in inside)
+
+
+def test_a_decoder_is_judged_in_its_start_token_view_and_the_symbols_view_is_not_counted():
+    layers = [0, 1, 2]
+    per_layer = pd.concat([
+        _per_layer("smollm2", [0.1, 0.5, 0.6], [0.2, 0.8, 0.9], [1, 2, 2], [0.3, 0.01, 0.0], [9.0, 9.0, 9.0]),
+        _per_layer("smollm2 (start token)", [0.1, 0.5, 0.6], [0.2, 0.8, 0.9], [1, 1, 1], [0.3, 0.2, 0.0],
+                   [9.0, 9.0, 9.0]),
+        _per_layer(symbols_view_label("minilm"), [0.1, 0.5, 0.6], [0.2, 0.8, 0.9], [1, 2, 2], [0.3, 0.01, 0.0],
+                   [9.0, 9.0, 9.0]),
+    ])
+    silhouettes = pd.concat([_silhouettes("smollm2", layers, [1, 2, 2], [0.0, 0.9, 0.9]),
+                             _silhouettes("smollm2 (start token)", layers, [1, 1, 1], [0.0, 0.05, 0.05]),
+                             _silhouettes(symbols_view_label("minilm"), layers, [1, 2, 2], [0.0, 0.9, 0.9])])
+    units = pd.concat([_units(label, layers, 0.0, 0.1) for label in pd.unique(per_layer.model)])
+    findings = layer_findings(per_layer, silhouettes, units)
+    dominated = {finding.model: finding for finding in findings if finding.finding.startswith("The space is dominated")}
+    assert dominated["smollm2 (start token), ptb"].counted and dominated["smollm2 (start token), ptb"].status == \
+        "not reproduced"
+    assert not dominated["smollm2, ptb"].counted and dominated["smollm2, ptb"].status == "reproduced"
+    assert "attention sink" in dominated["smollm2, ptb"].note  # holds only with the sink
+    assert not dominated["minilm (symbols kept), ptb"].counted
+
+
+def test_a_planted_outlier_group_of_0_2_percent_is_not_a_cluster():
+    generator = np.random.default_rng(0)
+    # One Gaussian blob of 4,990 tokens and a tight group of 10 (0.2%) far from it: k-means with the silhouette
+    # picks k = 2 at a silhouette near 1, but the small group is an outlier group, not a second cluster.
+    X = np.vstack([generator.normal(size=(4990, 20)), generator.normal(size=(10, 20)) * 0.1 + 60])
+    types = generator.integers(0, 300, len(X)).astype(str)
+    positions = generator.integers(1, 500, len(X))
+    values, selection, clusters, units = layer_geometry(X, types, positions, k_range=range(2, 5), n_init=3,
+                                                        silhouette_sample=2000, lid_k=10, lid_queries=100,
+                                                        random_state=0)
+    assert selection.n_clusters == 2 and values["silhouette"] > 0.9
+    assert values["n_real_clusters"] == 1 and values["n_outlier_groups"] == 1
+    small = clusters.iloc[-1]
+    assert small["size"] == 10 and small.outlier_group and small.why == "below 1% of the tokens"
+    assert small.norm_ratio > 10  # its tokens lie far out
+    assert not clusters.iloc[0].outlier_group
+    # Every restart is scored: the chosen k comes with its spread.
+    assert len(selection.silhouettes) == 3 * 3 and selection.restarts_agreeing == 1.0
+    assert set(selection.by_k().columns) >= {"silhouette", "silhouette_std"}
+    assert len(units) == len(np.unique(types))  # one unit per type
+
+
+def test_clusters_of_window_first_tokens_or_placeholders_are_outlier_groups():
+    X = np.zeros((400, 2))
+    labels = np.repeat([0, 1, 2], [200, 100, 100])
+    positions = np.where(labels == 1, 0, 5)  # cluster 1: the attention sink
+    placeholder = labels == 2  # cluster 2: pieces of <unk> and N
+    table = describe_clusters(X + 1, labels, np.repeat(["the", "a", "n"], [200, 100, 100]), positions, placeholder)
+    assert table.outlier_group.tolist() == [False, True, True]
+    assert table.why.tolist()[1:] == ["window-first tokens (the sink)", "placeholder pieces"]
+    assert table.top_types.tolist() == ["the 100%", "a 100%", "n 100%"]
+
+
+def test_per_cluster_centring_beats_global_centring_only_where_global_centring_is_not_enough():
+    from isolib.findings import compare_with_control
+
+    generator = np.random.default_rng(0)
+    everything = np.arange(4000)
+    # Not enough: a tight cluster of 90% of the tokens and a diffuse one far away. After global centring the
+    # tight cluster's vectors all point away from the other one (S_inter ~ 0.64); inside each cluster ~ 0.
+    X = np.vstack([generator.normal(size=(3600, 20)) * 0.1, generator.normal(size=(400, 20)) * 2 + 10]) + 5
+    per_cluster, global_ = centring_units(X, np.repeat([0, 1], [3600, 400]), everything)
+    assert np.nanmean(global_) > 0.5 and abs(np.nanmean(per_cluster)) < 0.02
+    assert compare_with_control(per_cluster, global_, higher=False).passed
+    # Enough: one elongated blob that k-means would cut in two. Global centring leaves it isotropic; centring
+    # each half leaves each half skewed along the cut, so per-cluster S_inter is higher (the encoders' case).
+    X = generator.normal(size=(4000, 20)) * np.r_[5, np.ones(19)] + 30
+    per_cluster, global_ = centring_units(X, (X[:, 0] > 30).astype(int), everything)
+    verdict = compare_with_control(per_cluster, global_, higher=False)
+    assert not verdict.passed and not verdict.borderline and verdict.interval[0] > 0
+    # Within one cluster the units' mean is that cluster's S_inter after centring it.
+    alone = centring_units(X, np.zeros(len(X), int), everything)
+    np.testing.assert_allclose(alone[0], alone[1])
+
+
+def test_placeholders_of_ptb_are_left_out_with_their_count():
+    rows = [(0, 0, "[CLS]", -1, "", True)]
+    words = [("the", ["the"]), ("<", ["<"]), ("unk", ["un", "##k"]), (">", [">"]), ("rose", ["rose"]),
+             ("N", ["n"]), ("%", ["%"]), ("un", ["un"])]
+    for word_id, (word, pieces) in enumerate(words):
+        rows += [(0, len(rows), piece, word_id, word, False) for piece in pieces]
+    tokens = pd.DataFrame(rows, columns=list(TOKEN_COLUMNS))
+    assert tokens.token[placeholder_mask(tokens)].tolist() == ["<", "un", "##k", ">", "n"]
+    analysed = token_types(tokens)
+    assert list(analysed.types) == ["the", "rose", "un"]  # a real "un" stays
+    assert analysed.n_placeholders_left_out == 3  # un, ##k, n ("<" and ">" are symbols, left out anyway)
+    kept = token_types(tokens, keep_placeholders=True)
+    assert list(kept.types) == ["the", "un", "##k", "rose", "n", "un"] and kept.n_placeholders_left_out == 0
+    assert kept.is_placeholder.tolist() == [False, True, True, False, True, False]
+
+
+@pytest.mark.models
+def test_placeholders_are_found_in_a_ptb_line_as_minilm_reads_it(minilm_tokenizer):
+    tokens = token_table(minilm_tokenizer, ["the <unk> index rose N % to $ N million"])
+    found = tokens.token[placeholder_mask(tokens)].tolist()
+    assert found == ["<", "un", "##k", ">", "n", "n"]
+    assert token_types(tokens).types.tolist() == ["the", "index", "rose", "to", "million"]
+
+
+def test_extremes_of_a_view_name_the_type_that_makes_a_streak():
+    generator = np.random.default_rng(0)
+    coordinates = generator.normal(size=(1000, 2))
+    coordinates[:10, 0] += 50  # a streak of one type
+    types = np.array(["the"] * 10 + ["x"] * 990)
+    text = describe_extremes(coordinates, types, np.arange(1000) % 7)
+    assert text.startswith("the 1% of tokens farthest along PC1 (10): 'the' 100%; ")
 
 
 def test_pictures_are_described_not_judged():
