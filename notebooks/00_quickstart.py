@@ -12,6 +12,9 @@
 #     name: isolib
 # ---
 
+# %% [markdown] tags=["quick-run-note"]
+# > **This is the quick run** (`make quick`): the defaults of the parameters cell, with fewer models and subsets of the data, so its numbers and verdicts can differ from the full run's (`make figures`: all data, every offline model): see [its executed notebook](../figures/00_quickstart/00_quickstart.ipynb).
+
 # %% [markdown]
 # # Quickstart: how anisotropic is each layer of a contextual model?
 #

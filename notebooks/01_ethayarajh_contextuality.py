@@ -12,6 +12,9 @@
 #     name: isolib
 # ---
 
+# %% [markdown] tags=["quick-run-note"]
+# > **This is the quick run** (`make quick`): the defaults of the parameters cell, with fewer models and subsets of the data, so its numbers and verdicts can differ from the full run's (`make figures`: all data, every offline model): see [its executed notebook](../figures/01_ethayarajh_contextuality/01_ethayarajh_contextuality.ipynb) and [its RESULTS.md](../figures/01_ethayarajh_contextuality/RESULTS.md).
+
 # %% [markdown]
 # # How contextual are contextual word representations?
 #

@@ -12,6 +12,9 @@
 #     name: isolib
 # ---
 
+# %% [markdown] tags=["quick-run-note"]
+# > **This is the quick run** (`make quick`): the defaults of the parameters cell, with fewer models and subsets of the data, so its numbers and verdicts can differ from the full run's (`make figures`: all data, every offline model): see [its executed notebook](../figures/03_rajaee_cluster_isotropy/03_rajaee_cluster_isotropy.ipynb) and [its RESULTS.md](../figures/03_rajaee_cluster_isotropy/RESULTS.md).
+
 # %% [markdown]
 # # A cluster-based approach for improving isotropy in contextual embedding space
 #
