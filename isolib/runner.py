@@ -441,6 +441,9 @@ def store_reference(executed: Path, target: Path) -> None:
     import jupytext
 
     nb = _cleaned(executed)
+    # The pairing lives in jupytext.toml; the copy of it in the notebook's metadata is what `jupytext --sync`
+    # (make sync) would otherwise delete on a fresh checkout.
+    nb.metadata.pop("jupytext", None)
     note = nbformat.v4.new_markdown_cell(quick_run_note(target.stem), id=QUICK_RUN_NOTE_TAG,
                                          metadata={"tags": [QUICK_RUN_NOTE_TAG]})
     nb.cells.insert(0, note)

@@ -14,6 +14,12 @@ from isolib import runner
 TINY = "00_tiny"
 TINY_SOURCE = '''# ---
 # jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python (isolib)
 #     language: python
@@ -46,6 +52,7 @@ def project(tmp_path, monkeypatch):
     (notebooks / "params" / TINY).mkdir(parents=True)
     (notebooks / f"{TINY}.py").write_text(TINY_SOURCE)
     (notebooks / "params" / TINY / "full.yaml").write_text("n_points: 5\n")
+    shutil.copy(runner.REPO_ROOT / "jupytext.toml", tmp_path)  # the pairing, as in the repository
     for name, path in {"REPO_ROOT": tmp_path, "NOTEBOOK_DIR": notebooks, "PARAMS_DIR": notebooks / "params",
                        "BUILD_DIR": tmp_path / "build", "FIGURES_DIR": tmp_path / "figures"}.items():
         monkeypatch.setattr(runner, name, path)
