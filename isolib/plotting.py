@@ -40,6 +40,8 @@ def save_figure(fig, output_dir: str | Path, name: str) -> list[Path]:
 
 
 TOLERANCES_FILE = "tolerances.json"
+# A number whose tolerance is its row's standard deviation over seeds may move by this many of them.
+STANDARD_DEVIATIONS = 3
 
 
 def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits: int = 3,
@@ -55,10 +57,11 @@ def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits
         Decimals of the Markdown table.
     tolerance : dict, optional
         How far each listed column may move between two runs of the same code on other machines
-        (another CPU's kernels change float rounding, which a seed's training can amplify): an
-        absolute number, or the name of a column holding each row's own spread (its standard
-        deviation over seeds, say). Recorded under ``name`` in ``tolerances.json`` beside the table;
-        unlisted columns keep the comparator's default.
+        (another CPU's kernels change float rounding, which a seed's training or a clustering can
+        amplify): an absolute number (e.g. :func:`seed_tolerance`), or the name of a column holding
+        each row's standard deviation over seeds, which allows :data:`STANDARD_DEVIATIONS` of them.
+        Recorded under ``name`` in ``tolerances.json`` beside the table; unlisted columns keep the
+        comparator's default.
     """
     folder = Path(output_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -79,6 +82,31 @@ def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits
     else:
         (folder / TOLERANCES_FILE).unlink(missing_ok=True)
     return [csv, markdown]
+
+
+def seed_tolerance(table: pd.DataFrame, by: list[str], columns: list[str]) -> dict[str, float]:
+    """Per column, twice the largest range (max - min) over the seeds of one group: a per-seed table's tolerance.
+
+    On another machine one seed's value may land up to one range beyond where the seeds of its group
+    already spread (the factor is ours: with three seeds, one seed moved by another CPU's kernels was
+    seen up to 1.9 ranges from its value in ``benchmarks/results/instruction_sets.md``).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per (group, seed).
+    by : list of str
+        The columns naming a group (model, dataset, method ...).
+    columns : list of str
+        The numeric columns.
+
+    Returns
+    -------
+    dict of str to float
+        For :func:`save_table`'s ``tolerance``.
+    """
+    ranges = table.groupby(by, sort=False)[columns].agg(lambda values: values.max() - values.min())
+    return {column: 2 * float(ranges[column].max()) for column in columns}
 
 
 def table_tolerances(folder: str | Path) -> dict[str, dict[str, float | str]]:

@@ -519,8 +519,8 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
     Every CSV table of ``committed`` must exist in ``fresh`` with the same columns and rows: text
     cells equal, numbers within ``|a - b| <= atol + rtol * |b|`` (NaN equals NaN), or within the
     tolerance the table declares for a column (:func:`isolib.plotting.save_table`: an absolute
-    number, or each committed row's own spread, e.g. its standard deviation over seeds) when that is
-    larger. The statuses of ``RESULTS.md`` must be equal, finding by finding: a number may move
+    number, or three times each committed row's own standard deviation over seeds,
+    :data:`isolib.plotting.STANDARD_DEVIATIONS`) when that is larger. The statuses of ``RESULTS.md`` must be equal, finding by finding: a number may move
     within its tolerance, a verdict never. Figures are not compared (their pixels change with
     library versions; their numbers are in the tables).
     """
@@ -528,7 +528,7 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
     import pandas as pd
 
     from isolib.findings import read_results
-    from isolib.plotting import table_tolerances
+    from isolib.plotting import STANDARD_DEVIATIONS, table_tolerances
 
     declared = {**table_tolerances(fresh), **table_tolerances(committed)}
     differences = []
@@ -552,7 +552,7 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
                 close = np.isclose(b.to_numpy(float), a.to_numpy(float), rtol=rtol, atol=atol, equal_nan=True)
                 if column in tolerances:
                     spec = tolerances[column]
-                    allowed = old[spec].to_numpy(float) if isinstance(spec, str) else float(spec)
+                    allowed = STANDARD_DEVIATIONS * old[spec].to_numpy(float) if isinstance(spec, str) else float(spec)
                     close |= np.abs(b.to_numpy(float) - a.to_numpy(float)) <= allowed
             else:
                 close = (a.astype(str) == b.astype(str)).to_numpy()

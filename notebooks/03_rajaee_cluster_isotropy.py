@@ -95,7 +95,7 @@ from isolib.embed import embed_views
 from isolib.findings import count_line, findings_table, verdicts, write_results
 from isolib.metrics import isoscore, partition_isotropy
 from isolib.models import load_model
-from isolib.plotting import save_figure, save_table, set_style, show_table
+from isolib.plotting import save_figure, save_table, seed_tolerance, set_style, show_table
 from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.rajaee_cluster_isotropy import (
     CITATION,
@@ -166,8 +166,12 @@ for (label, dataset), (vectors, ids) in tokens.items():
     results.append(rows.assign(model=label, dataset=dataset))
 per_seed = pd.concat(results, ignore_index=True)
 sts_summary = method_summary(per_seed, by=["model", "dataset", "method"])
-save_table(per_seed, output_dir, "sts_per_seed")
-save_table(sts_summary, output_dir, "sts_table")
+# The k-means and GMM rows move between CPUs (another kernel's rounding can change a clustering): each
+# table declares how far, from its own spread over seeds, for check-figures.
+measures = ["pearson", "spearman", "iw_tokens", "iw_sentences", "isoscore_tokens", "isoscore_sentences"]
+save_table(per_seed, output_dir, "sts_per_seed", tolerance=seed_tolerance(per_seed, ["model", "dataset", "method"], measures))
+save_table(sts_summary, output_dir, "sts_table",
+           tolerance={name: f"{measure}_std" for measure in measures for name in (measure, f"{measure}_std")})
 sts_summary.assign(dataset=sts_summary.dataset.map(lambda key: DATASETS[key][2]))[
     ["model", "dataset", "method", "spearman", "spearman_std", "pearson", "iw_tokens", "iw_sentences",
      "isoscore_tokens", "isoscore_sentences"]].round(3)
@@ -234,7 +238,8 @@ print(verdicts(assess_findings(sts_summary, scale=iw_scale), ["Beyond the slides
 sweep_label, sweep_on = labels[0], sweep_dataset if sweep_dataset in datasets else datasets[0]
 grid = sweep(*tokens[sweep_label, sweep_on], pairs[sweep_on], sweep_clusters, sweep_pcs, seeds=sweep_seeds,
              n_init=n_init, n_jobs=n_jobs, resume=True).assign(model=sweep_label, dataset=sweep_on)
-save_table(grid, output_dir, "sweep")
+# A grid point is one clustering, like one seed of the STS rows: it may move as far as they do.
+save_table(grid, output_dir, "sweep", tolerance=seed_tolerance(per_seed, ["model", "dataset", "method"], ["spearman"]))
 fig, ax = plt.subplots(figsize=(5.5, 4))
 sns.heatmap(grid.pivot(index="n_clusters", columns="n_pc", values="spearman"), annot=True, fmt=".1f", cmap="viridis",
             ax=ax, cbar_kws={"label": "Spearman × 100"})
@@ -284,7 +289,7 @@ for name in models:
 sst2_per_seed = pd.concat(sst2_runs, ignore_index=True)
 grouped = sst2_per_seed.groupby(["model", "method"], sort=False).accuracy
 sst2 = grouped.mean().to_frame().join(grouped.std(ddof=1).fillna(0.0).rename("accuracy_std")).reset_index()
-save_table(sst2, output_dir, "sst2")
+save_table(sst2, output_dir, "sst2", tolerance={"accuracy": "accuracy_std", "accuracy_std": "accuracy_std"})
 sst2.round(4)
 
 # %%
@@ -334,7 +339,7 @@ for task in finetune_tasks:
 finetuned = pd.DataFrame(finetune_rows, columns=["task", "model", "method", "seed", "accuracy"])
 cls_table = pd.concat(cls_tables, ignore_index=True) if cls_tables else None
 if finetune_tasks:
-    save_table(finetuned, output_dir, "finetune")
+    save_table(finetuned, output_dir, "finetune", tolerance=seed_tolerance(finetuned, ["task", "method"], ["accuracy"]))
     save_table(cls_table, output_dir, "cls_geometry")
     print(finetuned.groupby(["task", "method"], sort=False).accuracy.agg(["mean", "std"]).mul(100).round(1))
     dev_labels = {task: finetune_texts(task, FINETUNE_TASKS[task][1])[2] for task in finetune_tasks}

@@ -53,6 +53,13 @@ def test_a_table_declares_how_far_its_numbers_may_move(tmp_path):
         save_table(table, tmp_path, "finetune", tolerance={"accuracy": "spread"})
 
 
+def test_a_per_seed_tolerance_is_twice_the_largest_spread_of_any_group():
+    from isolib.plotting import seed_tolerance
+
+    per_seed = pd.DataFrame({"method": ["a", "a", "b", "b"], "seed": [0, 1, 0, 1], "score": [1.0, 1.5, 2.0, 2.1]})
+    assert seed_tolerance(per_seed, ["method"], ["score"]) == {"score": pytest.approx(1.0)}
+
+
 def test_markdown_cells_escape_pipes():
     from isolib.plotting import markdown_table
 
