@@ -203,14 +203,16 @@ _HUB_ID = re.compile(r"^(?:[\w.-]+/)?[\w.-]+$")
 
 
 def check_models(params: dict, name: str) -> None:
-    """Refuse (one sentence) a model parameter (a name or a list of names) holding no offline model or Hub id."""
+    """Refuse (one sentence) a model parameter (a name or a list of names) holding no offline model, model
+    folder or Hub id."""
     from isolib.models import OFFLINE_MODELS
 
     value = params[name]
     for model in value if isinstance(value, list) else [value]:
-        if not isinstance(model, str) or not (model in OFFLINE_MODELS or _HUB_ID.match(model)):
-            raise ValueError(f"{name}: {model!r} is neither an offline model ({', '.join(OFFLINE_MODELS)}) "
-                             "nor a Hugging Face Hub id.")
+        if not isinstance(model, str) or not (model in OFFLINE_MODELS or _HUB_ID.match(model)
+                                              or Path(model).expanduser().is_dir()):
+            raise ValueError(f"{name}: {model!r} is neither an offline model ({', '.join(OFFLINE_MODELS)}), "
+                             "a model folder, nor a Hugging Face Hub id.")
 
 
 def parse_overrides(pairs: list[list[str]] | None) -> dict:

@@ -711,10 +711,11 @@ def test_lid_agrees_with_scikit_dimension_on_real_embeddings(real_layers, layer)
     assert mean * (k - 1) / k == pytest.approx(reference.dimension_, rel=1e-6)
 
 
-def test_scikit_dimension_loses_precision_on_large_norms(real_layers):
-    """On SmolLM2's middle layer scikit-dimension errs by about 1e-4 per point: scikit-learn's
-    k-NN expands ||x||^2 + ||y||^2 - 2 x.y on the uncentred vectors, whose norms reach 28,000.
-    isolib re-ranks from differences and stays at float64 precision."""
+def test_lid_keeps_float64_precision_on_large_norms_where_scikit_dimension_may_not(real_layers):
+    """On SmolLM2's middle layer scikit-dimension can err by about 1e-4 per point: scikit-learn's
+    k-NN expands ||x||^2 + ||y||^2 - 2 x.y on the uncentred vectors, whose norms reach 28,000 (seen
+    with AVX-512 kernels; with AVX2's it erred by 4e-12, so how far depends on the CPU). isolib
+    re-ranks from differences and stays at float64 precision on any CPU."""
     skdim = pytest.importorskip("skdim")
     X, k = distinct(real_layers[("smollm2", 15)]), 20
     rows = np.arange(0, len(X), 5)
@@ -722,7 +723,7 @@ def test_scikit_dimension_loses_precision_on_large_norms(real_layers):
     _, per_point = lid_mle(X, k=k, queries=rows, return_per_point=True)
     reference = skdim.id.MLE().fit(X, n_neighbors=k, comb="mean").dimension_pw_[rows]
     assert np.max(np.abs(per_point.to_numpy() * (k - 1) / k / expected - 1)) < 1e-10
-    assert 1e-10 < np.max(np.abs(reference / expected - 1)) < 1e-3
+    assert np.max(np.abs(reference / expected - 1)) < 1e-3
 
 
 @pytest.mark.parametrize("layer", REAL_LAYERS, ids=lambda layer: f"{layer[0]}-{layer[1]}")
