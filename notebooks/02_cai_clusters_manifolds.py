@@ -212,7 +212,9 @@ plotted = per_layer.assign(view=per_layer.model.map(lambda label: (split_view(la
                                                                    + (", symbols kept" if "symbols kept" in label else ""))),
                            model=per_layer.model.map(lambda label: split_view(label.removesuffix(" (symbols kept)"))[0])
                            + ", " + per_layer.corpus)
-per_layer.drop(columns=["n_layers", "n_types"]).round(3)
+# The columns a reader needs here; every column is in per_layer.csv.
+show_table(per_layer[["model", "corpus", "layer", "n_tokens", "s_inter", "s_intra", "s_inter_centred", "n_clusters",
+                      "silhouette", "n_real_clusters", "s_inter_clusters_weighted", "lid_cosine"]])
 
 # %% [markdown]
 # ## Figure — the initial look: S_inter and S_intra per layer
@@ -327,9 +329,7 @@ print(verdicts(judged, ["The space is dominated", "Per-cluster centring", "Insid
 # groups are the small ones, the sink and the placeholders.
 
 # %%
-shown_clusters = cluster_table.assign(share=cluster_table.share.round(3), norm_ratio=cluster_table.norm_ratio.round(2),
-                                      first_position_share=cluster_table.first_position_share.round(2))
-shown_clusters.drop(columns=["placeholder_share"])
+show_table(cluster_table.drop(columns=["placeholder_share"]))
 
 # %% [markdown]
 # ## Figure — the Swiss roll: layer 3 (the paper's layer 2) coloured by token frequency
