@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ from _results import RESULTS, machine, save_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from isolib.runner import BUILD_DIR, compare_outputs, notebook_names, run_notebook  # noqa: E402
+from isolib.runner import environment as environment_variables  # noqa: E402
 
 BASELINE_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "OPENBLAS_CORETYPE": "Prescott",
                     "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"}
@@ -36,16 +36,8 @@ BASELINE_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "OPENBLAS_CORETYPE": "Pres
 
 def run(notebook: str, profile: str, folder: Path, environment: dict) -> tuple[Path, float]:
     """Run one notebook with ``environment`` added (the kernel inherits it); its output folder and seconds."""
-    saved = {name: os.environ.get(name) for name in environment}
-    os.environ.update(environment)
-    try:
+    with environment_variables(**environment):
         result = run_notebook(notebook, profile, folder=folder)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
     if not result.ok:
         raise RuntimeError(f"{notebook} failed under {environment or 'native kernels'}: {result.error}")
     return folder / "figures" / notebook, result.seconds

@@ -313,14 +313,10 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
 
 
 @contextmanager
-def _kernel_environment():
-    """The environment the kernel starts with, restored afterwards (the runner's own progress setting included)."""
-    saved = {name: os.environ.get(name) for name in ("ISOLIB_PROGRESS", "MPLBACKEND")}
-    # Progress bars inside the kernel would be stored as outputs; the runner shows the cells' progress instead.
-    os.environ["ISOLIB_PROGRESS"] = "0"
-    # The inline backend stores each shown figure as PNG in the executed notebook (Agg would show
-    # nothing, leaving every "Figure" section empty on GitHub); it needs no display either.
-    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+def environment(**values: str):
+    """Set environment variables for the duration of a block (a kernel started inside inherits them), then restore them."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
     try:
         yield
     finally:
@@ -329,6 +325,16 @@ def _kernel_environment():
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def _kernel_environment():
+    """The environment the kernel starts with, restored afterwards (the runner's own progress setting included).
+
+    Progress bars inside the kernel would be stored as outputs; the runner shows the cells' progress instead.
+    The inline backend stores each shown figure as PNG in the executed notebook (Agg would show nothing,
+    leaving every "Figure" section empty on GitHub); it needs no display either.
+    """
+    return environment(ISOLIB_PROGRESS="0", MPLBACKEND="module://matplotlib_inline.backend_inline")
 
 
 def _kernel_manager_config():
