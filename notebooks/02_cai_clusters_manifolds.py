@@ -282,8 +282,9 @@ plt.show()
 # ## Figure — isotropy inside the clusters
 #
 # (a) the chosen k per layer (points: k = 1 drawn at 1); (b) its silhouette, with its spread over
-# restarts; (c) S_inter after per-cluster centring (each type once) against its control, S_inter of the
-# same tokens after global centring (grey dashes); (d) S_intra inside the clusters.
+# restarts (one std each way, cut at 1); (c) S_inter after per-cluster centring (each type once)
+# against its control, S_inter of the same tokens after global centring (grey dashes); (d) S_intra
+# inside the clusters.
 
 # %%
 fig, axes = plt.subplots(1, 4, figsize=(20, 4.2), constrained_layout=True)
@@ -295,7 +296,10 @@ for ax, (measure, ylabel, title) in zip(axes, panels):
     plot_per_layer(plotted, measure, ax=ax, ylabel=ylabel, style="view")
     ax.set_title(title, fontsize="medium")
 depth = plotted.layer / plotted.groupby("model").layer.transform("max")
-axes[1].errorbar(depth, plotted.silhouette, yerr=plotted.silhouette_std, fmt="none", ecolor="black", elinewidth=0.8)
+axes[0].yaxis.set_major_locator(plt.MaxNLocator(integer=True))
+# One std over restarts each way, cut at the silhouette's upper bound of 1.
+spread = np.vstack([plotted.silhouette_std, np.minimum(plotted.silhouette_std, 1 - plotted.silhouette)])
+axes[1].errorbar(depth, plotted.silhouette, yerr=spread, fmt="none", ecolor="black", elinewidth=0.8)
 axes[1].axhline(0.1, color="black", ls=":", lw=1)
 for model, group in plotted.assign(depth=depth).groupby(["model", "view"], sort=False):
     axes[2].plot(group.depth, group.s_inter_centred, color="grey", ls="--", marker=".", lw=1)

@@ -26,7 +26,6 @@ from isolib.studies.cai_clusters_manifolds import (
     picture_findings,
     placeholder_mask,
     running_text_windows,
-    select_k_over_restarts,
     symbols_view_label,
     token_types,
 )

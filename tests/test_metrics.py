@@ -31,6 +31,7 @@ from isolib.metrics import (
     select_kmeans,
     self_similarity,
     silhouette,
+    silhouettes,
 )
 
 
@@ -98,9 +99,9 @@ def test_lid_of_a_linear_subspace_is_its_dimension_and_squared_distances_halve_i
 def test_tightening_clusters_raises_silhouette_and_lowers_isoscore():
     spreads = [3.0, 1.0, 0.3]
     clouds = [blobs(spread=spread, dim=12) for spread in spreads]
-    silhouettes = [silhouette(X, labels) for X, labels in clouds]
+    scores = [silhouette(X, labels) for X, labels in clouds]
     isoscores = [isoscore(X) for X, _ in clouds]
-    assert silhouettes == sorted(silhouettes)
+    assert scores == sorted(scores)
     assert isoscores == sorted(isoscores, reverse=True)
 
 
@@ -376,6 +377,23 @@ def test_silhouette_equals_sklearn_when_small_clusters_share_blocks_and_points_r
     assert silhouette(X.astype(np.float32) + 1e3, labels, chunk_size=128) == pytest.approx(expected, abs=1e-5)
 
 
+def test_silhouettes_of_several_partitions_equal_sklearn_each():
+    X, labels = blobs(n=500, dim=6, n_clusters=5, spread=2.0)
+    labels[0] = 7  # a singleton scores 0
+    shuffled = np.random.default_rng(0).permutation(labels)
+    partitions = [labels, shuffled, labels % 2, np.zeros(500, dtype=int)]  # the last: one cluster, undefined
+    scores = silhouettes(X, partitions, chunk_size=64)
+    expected = [silhouette_score(X, partition) for partition in partitions[:3]]
+    assert scores[:3] == pytest.approx(expected, abs=1e-6) and np.isnan(scores[3])
+    # A tight cluster far from the origin, in float32: distances in float64 keep the precision.
+    far = np.vstack([X, np.random.default_rng(1).normal(size=(50, 6)) * 1e-3 + 1e3]).astype(np.float32)
+    with_far = np.concatenate([labels, np.full(50, 9)])
+    assert silhouettes(far, [with_far])[0] == pytest.approx(silhouette_score(far.astype(np.float64), with_far),
+                                                            abs=1e-6)
+    with pytest.raises(ValueError, match=r"partitions must have shape \(n_partitions, 500\)"):
+        silhouettes(X, labels)
+
+
 def test_silhouette_counts_each_label_vector_as_one_label():
     X, labels = blobs(n=300, dim=5, n_clusters=4)
     multi_label = np.stack([labels % 2, labels // 2], axis=1)  # 4 distinct rows
@@ -422,12 +440,15 @@ def test_select_kmeans_finds_separated_clusters_and_falls_back_to_one():
     labels = generator.integers(4, size=400)
     X = centres[labels] + generator.normal(size=(400, 6))
     chosen = select_kmeans(X, range(2, 7), sample_size=300, n_init=2, random_state=0)
-    assert chosen.n_clusters == 4
-    assert list(chosen.silhouettes.index) == [2, 3, 4, 5, 6]
+    assert chosen.n_clusters == 4 and chosen.restarts_agreeing == 1.0
+    assert list(chosen.by_k().index) == [2, 3, 4, 5, 6] and len(chosen.silhouettes) == 5 * 2
     assert pd.crosstab(chosen.labels, labels).gt(0).sum(axis=1).eq(1).all()  # pure clusters
+    # Scored on all points, the kept partition's silhouette is silhouette()'s.
+    whole = select_kmeans(X, range(2, 7), sample_size=None, n_init=2, random_state=0)
+    assert whole.by_k().silhouette[4] == pytest.approx(silhouette(X, whole.labels), abs=1e-6)
     noise = select_kmeans(gaussian(n=400, dim=50), range(2, 5), n_init=2, random_state=0)
     assert noise.n_clusters == 1 and not noise.labels.any()
-    assert noise.silhouettes.max() < 0.1
+    assert noise.silhouettes.silhouette.max() < 0.1
 
 
 def test_select_kmeans_fitted_on_a_sample_labels_every_point():

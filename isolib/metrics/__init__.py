@@ -24,8 +24,9 @@ isotropy             ``isotropy``    :func:`isoscore`,                          
                                      :func:`partition_isotropy`                 Mu & Viswanath (2018)
 intrinsic dimension  ``neighbours``  :func:`lid_mle`                            Levina & Bickel (2005),
                                                                                 as used by Cai et al.
-clusters             ``clustering``  :func:`silhouette`, :func:`select_kmeans`, Rousseeuw (1987);
-                                     :func:`centre_per_cluster`                 Cai et al. (2021)
+clusters             ``clustering``  :func:`silhouette`, :func:`silhouettes`,   Rousseeuw (1987);
+                                     :func:`select_kmeans`,                     Cai et al. (2021)
+                                     :func:`centre_per_cluster`
 ===================  ==============  =========================================  ==========================
 
 Helpers shared by several families are in ``_common``, among them
@@ -46,7 +47,7 @@ Every measure rejects a scipy sparse matrix with ``ValueError`` (pass ``X.toarra
 """
 
 from isolib.metrics._common import random_subset_per_group
-from isolib.metrics.clustering import KMeansSelection, centre_per_cluster, select_kmeans, silhouette
+from isolib.metrics.clustering import KMeansSelection, centre_per_cluster, select_kmeans, silhouette, silhouettes
 from isolib.metrics.cosine import (
     anisotropy_baseline,
     average_cosine,
@@ -75,6 +76,7 @@ __all__ = [
     "partition_isotropy",
     "lid_mle",
     "silhouette",
+    "silhouettes",
     "KMeansSelection",
     "select_kmeans",
     "centre_per_cluster",

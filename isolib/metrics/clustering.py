@@ -1,6 +1,6 @@
 """Cluster measures: the silhouette, k-means selection by silhouette, and per-cluster centring.
 
-Sources: Rousseeuw (1987) for :func:`silhouette`; Cai et al. (2021) for
+Sources: Rousseeuw (1987) for :func:`silhouette` and :func:`silhouettes`; Cai et al. (2021) for
 :func:`select_kmeans` and :func:`centre_per_cluster`.
 """
 
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from sklearn.cluster import KMeans
 
-from isolib._checks import check_int, check_same_length, rng, sample_rows, sklearn_seed
+from isolib._checks import check_int, check_same_length, rng, sample_rows
 from isolib.metrics._common import _factorize, _float_points, _group_sums, _row_chunks, _sum_in_threads
 
 # Silhouette blocks are square: this many points a side (4 MB of float32 distances).
@@ -178,6 +178,15 @@ def silhouette(
     # Each thread adds into its own (n_samples, n_labels) array of sums.
     cluster_sums = _sum_in_threads(add_block_pair, block_pairs, (n_samples, n_labels))
 
+    return _silhouette_from_sums(cluster_sums, codes)
+
+
+def _silhouette_from_sums(cluster_sums: np.ndarray, codes: np.ndarray) -> float:
+    """The mean silhouette from each point's summed distances to every cluster.
+
+    ``cluster_sums`` has shape (n_samples, n_labels) and ``codes`` (n_samples,), in ``0..n_labels-1``.
+    """
+    n_samples, n_labels = cluster_sums.shape
     sizes = np.bincount(codes, minlength=n_labels).astype(np.float64)
     own = np.arange(n_samples), codes
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -192,6 +201,66 @@ def silhouette(
     return float(scores.mean())
 
 
+def silhouettes(X, partitions, *, chunk_size: int | None = None) -> np.ndarray:
+    """The silhouette (:func:`silhouette`) of several partitions of the same points, distances computed once.
+
+    Scoring k-means restarts for many k on one sample needs the same pairwise distances every time;
+    here each block of them is computed once, in float64 (so tight clusters far from the origin keep
+    their precision without :func:`silhouette`'s per-partition sorting), and summed per cluster of
+    every partition at once by one float32 product with the partitions' stacked one-hot labels.
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+    partitions : array_like of shape (n_partitions, n_samples)
+        Cluster of each point under each partition.
+    chunk_size : int or None
+        Points per block side (None: 1,024).
+
+    Returns
+    -------
+    ndarray of shape (n_partitions,)
+        Each partition's silhouette, NaN where it has fewer than 2 or more than ``n_samples - 1``
+        distinct labels (undefined there).
+
+    Raises
+    ------
+    ValueError
+        On NaN/infinity, fewer than 2 points, or partitions of another length than ``X``.
+    """
+    points = _float_points(X, min_samples=2).astype(np.float64)
+    points -= points.mean(axis=0)
+    n_samples = len(points)
+    labelings = np.asarray(partitions)
+    if labelings.ndim != 2 or labelings.shape[1] != n_samples:
+        raise ValueError(f"partitions must have shape (n_partitions, {n_samples}) for {n_samples} points, "
+                         f"got {labelings.shape}.")
+    codes = [np.unique(labeling, return_inverse=True)[1].ravel() for labeling in labelings]
+    widths = [int(code.max()) + 1 for code in codes]
+    offsets = np.concatenate([[0], np.cumsum(widths)])
+    one_hot = np.zeros((n_samples, offsets[-1]), dtype=np.float32)
+    for code, offset in zip(codes, offsets):
+        one_hot[np.arange(n_samples), offset + code] = 1.0
+    block = _SILHOUETTE_BLOCK if chunk_size is None else check_int(chunk_size, "chunk_size", low=1)
+    blocks = [slice(start, min(start + block, n_samples)) for start in range(0, n_samples, block)]
+    norms = np.einsum("ij,ij->i", points, points)
+
+    def add_block_pair(sums: np.ndarray, pair: tuple[int, int]) -> None:
+        rows, columns = blocks[pair[0]], blocks[pair[1]]
+        squared = norms[rows, None] + norms[None, columns] - 2.0 * (points[rows] @ points[columns].T)
+        if pair[0] == pair[1]:
+            np.fill_diagonal(squared, 0.0)
+        distances = np.sqrt(np.maximum(squared, 0.0)).astype(np.float32)
+        sums[rows] += distances @ one_hot[columns]
+        if pair[0] != pair[1]:
+            sums[columns] += distances.T @ one_hot[rows]
+
+    pairs = [(i, j) for i in range(len(blocks)) for j in range(i, len(blocks))]
+    sums = _sum_in_threads(add_block_pair, pairs, one_hot.shape)
+    return np.array([_silhouette_from_sums(sums[:, start:stop], code) if 2 <= stop - start <= n_samples - 1
+                     else np.nan for code, start, stop in zip(codes, offsets[:-1], offsets[1:])])
+
+
 @dataclass(frozen=True)
 class KMeansSelection:
     """Result of :func:`select_kmeans`.
@@ -202,13 +271,32 @@ class KMeansSelection:
         Cluster of each point under the chosen k (all 0 when k = 1).
     n_clusters : int
         The chosen k.
-    silhouettes : pandas.Series of float
-        Silhouette of the k-means partition for each candidate k (index ``k``).
+    silhouettes : pandas.DataFrame
+        ``k``, ``restart``, ``silhouette`` (NaN where the scored sample holds one cluster) and
+        ``inertia``: one row per candidate k and k-means restart.
+    restarts_agreeing : float
+        Share of the restarts that, scored alone, choose the same k.
     """
 
     labels: np.ndarray
     n_clusters: int
-    silhouettes: pd.Series
+    silhouettes: pd.DataFrame
+    restarts_agreeing: float
+
+    def by_k(self) -> pd.DataFrame:
+        """Per candidate k (index ``k``): ``silhouette`` of the kept partition (lowest inertia), and
+        ``silhouette_mean``, ``_std``, ``_min``, ``_max`` over restarts."""
+        kept = self.silhouettes.loc[self.silhouettes.groupby("k").inertia.idxmin()].set_index("k").silhouette
+        spread = self.silhouettes.groupby("k").silhouette.agg(["mean", "std", "min", "max"])
+        return spread.add_prefix("silhouette_").assign(silhouette=kept)[
+            ["silhouette", "silhouette_mean", "silhouette_std", "silhouette_min", "silhouette_max"]]
+
+
+def _choose_k(scores: pd.Series, threshold: float) -> int:
+    """The k (index) of best silhouette, or 1 when none reaches ``threshold`` (Cai et al.'s rule)."""
+    if scores.notna().any() and scores.max() >= threshold:
+        return int(scores.idxmax())
+    return 1
 
 
 def select_kmeans(
@@ -221,12 +309,14 @@ def select_kmeans(
     n_init: int = 10,
     random_state=None,
 ) -> KMeansSelection:
-    """Choose the number of k-means clusters by silhouette, as Cai et al. (2021).
+    """Choose the number of k-means clusters by silhouette, as Cai et al. (2021), with every restart scored.
 
-    K-means is fitted on all points (or a sample of ``fit_size``) for each k in ``k_range``; each partition is
-    scored by :func:`silhouette` on one uniform sample of ``sample_size`` points
-    (the same sample for every k); the k with the best silhouette is chosen, or
-    k = 1 (no clusters) if that best silhouette is below ``threshold``.
+    For each k in ``k_range``, ``n_init`` k-means runs (k-means++, one initialisation each, seeds drawn
+    from ``random_state``) are fitted on all points (or a sample of ``fit_size``); as scikit-learn's
+    ``n_init`` does, the run of lowest inertia is kept. The k whose kept partition has the best
+    silhouette on one uniform sample of ``sample_size`` points (the same for every k and run) is chosen,
+    or k = 1 (no clusters) if that silhouette is below ``threshold``. Every run is scored too
+    (:func:`silhouettes`, distances computed once), so the choice comes with its spread over restarts.
 
     Parameters
     ----------
@@ -245,13 +335,11 @@ def select_kmeans(
         K-means restarts for each k; 10 was scikit-learn's default when the authors
         ran their code (and is the default of ``isolib.transforms.cluster_isotropy``).
     random_state : None, int or numpy Generator
-        Seed of the silhouette sample and of k-means (an int is passed to
-        scikit-learn unchanged).
+        Seed of the samples and of the restarts' seeds.
 
     Returns
     -------
     KMeansSelection
-        ``labels``, ``n_clusters`` and ``silhouettes`` (per candidate k).
 
     Raises
     ------
@@ -262,25 +350,30 @@ def select_kmeans(
     points = _float_points(X, min_samples=3)
     n_init = check_int(n_init, "n_init", low=1)
     generator = rng(random_state)
-    seed = sklearn_seed(random_state)
     sample = sample_rows(len(points), sample_size, generator)
     fitted = sample_rows(len(points), fit_size, generator)
     candidates = [check_int(k, "k in k_range", low=2, high=len(sample) - 1) for k in k_range]
     if not candidates:
         raise ValueError("k_range is empty; give at least one k >= 2.")
+    seeds = generator.integers(2**31 - 1, size=n_init)
 
-    partitions, scores = {}, {}
+    runs, partitions, kept = [], [], {}
     for k in candidates:
-        kmeans = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(points[fitted])
-        partitions[k] = (kmeans.labels_ if len(fitted) == len(points) else kmeans.predict(points)).astype(np.intp)
-        sampled = partitions[k][sample]
-        # A sample can miss clusters; with fewer than 2 left the silhouette is undefined.
-        scores[k] = silhouette(points[sample], sampled) if len(np.unique(sampled)) >= 2 else np.nan
-    silhouettes = pd.Series(scores, name="silhouette").rename_axis("k")
-    best = silhouettes.idxmax() if silhouettes.notna().any() else None
-    if best is None or silhouettes[best] < threshold:
-        return KMeansSelection(np.zeros(len(points), dtype=np.intp), 1, silhouettes)
-    return KMeansSelection(partitions[best], int(best), silhouettes)
+        best_inertia = np.inf
+        for restart, seed in enumerate(seeds):
+            kmeans = KMeans(n_clusters=k, n_init=1, random_state=int(seed)).fit(points[fitted])
+            labels = (kmeans.labels_ if len(fitted) == len(points) else kmeans.predict(points)).astype(np.intp)
+            runs.append((k, restart, float(kmeans.inertia_)))
+            partitions.append(labels[sample])
+            if kmeans.inertia_ < best_inertia:
+                best_inertia, kept[k] = kmeans.inertia_, labels
+    scores = pd.DataFrame(runs, columns=["k", "restart", "inertia"])
+    scores.insert(2, "silhouette", silhouettes(points[sample], partitions))
+    unclustered = np.zeros(len(points), dtype=np.intp)
+    chosen = _choose_k(KMeansSelection(unclustered, 1, scores, np.nan).by_k().silhouette, threshold)
+    alone = [_choose_k(run.set_index("k").silhouette, threshold) for _, run in scores.groupby("restart")]
+    return KMeansSelection(kept[chosen] if chosen > 1 else unclustered, chosen, scores,
+                           float(np.mean(np.asarray(alone) == chosen)))
 
 
 def centre_per_cluster(X, labels) -> np.ndarray:

@@ -47,8 +47,8 @@ the count left out is reported. A decoder's first window position, the attention
 the ``keep`` view (the authors' protocol) and absorbed by a start token in the ``start_token`` view,
 the one judged (:mod:`isolib.embed`, "The first position"; :func:`isolib.findings.judge_decoder_views`).
 
-Clusters and outlier groups (:func:`select_k_over_restarts`, :func:`describe_clusters`)
------------------------------------------------------------------------------------
+Clusters and outlier groups (:func:`~isolib.metrics.select_kmeans`, :func:`describe_clusters`)
+-------------------------------------------------------------------------------------------
 K-means runs ``n_init`` times per k, every run scored by silhouette, so the chosen k comes with
 its spread over restarts. A chosen cluster below ``min_cluster_share`` of the tokens, or made mostly
 of window-first tokens or placeholder pieces, is an *outlier group*: the space is "dominated by
@@ -89,7 +89,7 @@ from isolib.findings import (
     threshold,
     within,
 )
-from isolib.metrics import centre_per_cluster, lid_mle, s_inter, s_intra, silhouette
+from isolib.metrics import KMeansSelection, centre_per_cluster, lid_mle, s_inter, s_intra, select_kmeans, silhouette
 
 __all__ = [
     "CITATION",
@@ -107,8 +107,6 @@ __all__ = [
     "placeholder_mask",
     "TokenTypes",
     "token_types",
-    "RestartSelection",
-    "select_k_over_restarts",
     "describe_clusters",
     "one_instance_per_type",
     "centring_units",
@@ -481,105 +479,6 @@ def lid_variants(X, *, k: int = 100, queries: int | None = 2000, random_state=No
     return values
 
 
-@dataclass(frozen=True)
-class RestartSelection:
-    """K-means for every candidate k over several restarts, k chosen by silhouette (:func:`select_k_over_restarts`).
-
-    Attributes
-    ----------
-    labels : ndarray of int, shape (n_samples,)
-        The chosen partition (all 0 when k = 1).
-    n_clusters : int
-        The chosen k.
-    silhouettes : pandas.DataFrame
-        ``k``, ``restart``, ``silhouette`` (NaN where the scored sample holds one cluster), and
-        ``inertia``: one row per candidate k and restart.
-    restarts_agreeing : float
-        Share of the restarts that, scored alone, choose the same k.
-    """
-
-    labels: np.ndarray
-    n_clusters: int
-    silhouettes: pd.DataFrame
-    restarts_agreeing: float
-
-    def by_k(self) -> pd.DataFrame:
-        """Per candidate k: the silhouette of the kept partition (lowest inertia), and its mean, std, min, max
-        over restarts."""
-        kept = self.silhouettes.loc[self.silhouettes.groupby("k").inertia.idxmin()].set_index("k").silhouette
-        spread = self.silhouettes.groupby("k").silhouette.agg(["mean", "std", "min", "max"])
-        return spread.add_prefix("silhouette_").assign(silhouette=kept)[
-            ["silhouette", "silhouette_mean", "silhouette_std", "silhouette_min", "silhouette_max"]]
-
-
-def _choose_k(scores: pd.Series, threshold: float) -> int:
-    """The k of best silhouette, or 1 when none reaches ``threshold`` (the authors' rule)."""
-    if scores.notna().any() and scores.max() >= threshold:
-        return int(scores.idxmax())
-    return 1
-
-
-def select_k_over_restarts(X, k_range=range(2, 16), *, n_restarts: int = 10, threshold: float = 0.1,
-                           sample_size: int | None = 20000, fit_size: int | None = None,
-                           random_state=None) -> RestartSelection:
-    """The authors' k-means selection, with the silhouette of every restart kept to show its spread.
-
-    For each k, ``n_restarts`` k-means runs (k-means++, one initialisation each, seeds drawn from
-    ``random_state``) are fitted on all points (or a sample of ``fit_size``, every point then
-    assigned to its nearest centre). As scikit-learn's ``n_init`` does, the run of lowest inertia is
-    kept; the k whose kept partition has the best silhouette (on one sample of ``sample_size``
-    points, the same for every k and run) is chosen, k = 1 if that silhouette is below
-    ``threshold``. Every run is scored, so the choice comes with its spread over restarts.
-
-    Parameters
-    ----------
-    X : array_like of shape (n_samples, n_features)
-    k_range : iterable of int
-        Candidate k, each at least 2 (the authors: 2..15).
-    n_restarts : int
-        K-means runs per k (the authors: ``n_init = 10``).
-    threshold : float
-        Minimum best silhouette for any clustering (the authors: 0.1).
-    sample_size, fit_size : int or None
-        As in :func:`isolib.metrics.select_kmeans`.
-    random_state : None, int or numpy Generator
-
-    Returns
-    -------
-    RestartSelection
-
-    Raises
-    ------
-    ValueError
-        If a k is below 2 or not smaller than the number of scored points.
-    """
-    points = np.asarray(X, dtype=np.float32)
-    n_restarts = check_int(n_restarts, "n_restarts", low=1)
-    generator = rng(random_state)
-    sample = sample_rows(len(points), sample_size, generator)
-    fitted = sample_rows(len(points), fit_size, generator)
-    candidates = [check_int(k, "k in k_range", low=2, high=len(sample) - 1) for k in k_range]
-    seeds = generator.integers(2**31 - 1, size=n_restarts)
-    records, kept = [], {}
-    for k in candidates:
-        best_inertia = np.inf
-        for restart, seed in enumerate(seeds):
-            kmeans = KMeans(n_clusters=k, n_init=1, random_state=int(seed)).fit(points[fitted])
-            labels = (kmeans.labels_ if len(fitted) == len(points) else kmeans.predict(points)).astype(np.intp)
-            scored = labels[sample]
-            # A sample can miss clusters; with fewer than 2 left the silhouette is undefined.
-            score = silhouette(points[sample], scored) if len(np.unique(scored)) >= 2 else np.nan
-            records.append((k, restart, score, float(kmeans.inertia_)))
-            if kmeans.inertia_ < best_inertia:
-                best_inertia, kept[k] = kmeans.inertia_, labels
-    scores = pd.DataFrame(records, columns=["k", "restart", "silhouette", "inertia"])
-    selection = RestartSelection(np.zeros(len(points), dtype=np.intp), 1, scores, np.nan)
-    chosen = _choose_k(selection.by_k().silhouette, threshold)
-    alone = [_choose_k(run.set_index("k").silhouette, threshold) for _, run in scores.groupby("restart")]
-    return RestartSelection(kept[chosen] if chosen > 1 else selection.labels, chosen, scores,
-                            float(np.mean(np.asarray(alone) == chosen)))
-
-
 CLUSTER_COLUMNS = ["cluster", "size", "share", "first_position_share", "placeholder_share", "norm_ratio", "n_types",
                    "top_types", "outlier_group", "why"]
 
@@ -707,7 +606,7 @@ def centring_units(X, clusters, instances) -> tuple[np.ndarray, np.ndarray]:
 def layer_geometry(X, types, positions, *, is_placeholder=None, instances=None, k_range=range(2, 16),
                    silhouette_sample: int | None = 20000, kmeans_fit_size: int | None = None, n_init: int = 10,
                    min_cluster_share: float = 0.01, max_instances: int | None = 1000, lid_k: int = 100,
-                   lid_queries: int | None = 2000, random_state=None) -> tuple[dict, RestartSelection, pd.DataFrame,
+                   lid_queries: int | None = 2000, random_state=None) -> tuple[dict, KMeansSelection, pd.DataFrame,
                                                                                  pd.DataFrame]:
     """Every per-layer measure of the study on one layer's analysed tokens.
 
@@ -725,8 +624,8 @@ def layer_geometry(X, types, positions, *, is_placeholder=None, instances=None, 
         The unit of each type for the centring comparison (:func:`one_instance_per_type`; drawn here
         if omitted). Pass the same draw for every layer of a model to pair the layers' units.
     k_range, silhouette_sample, kmeans_fit_size, n_init
-        K-means selection (:func:`select_k_over_restarts` with ``sample_size``, ``fit_size``,
-        ``n_restarts``; the authors: k = 2..15, silhouette on 20,000 points, k-means on all points,
+        K-means selection (:func:`~isolib.metrics.select_kmeans` with ``sample_size``, ``fit_size``,
+        ``n_init``; the authors: k = 2..15, silhouette on 20,000 points, k-means on all points,
         10 restarts).
     min_cluster_share : float
         A cluster holding fewer tokens is an outlier group (:func:`describe_clusters`).
@@ -749,7 +648,7 @@ def layer_geometry(X, types, positions, *, is_placeholder=None, instances=None, 
         so a cluster weighs by the types it holds) / ``s_intra_clusters_weighted`` (by cluster size);
         ``first_position_share`` (the largest share of window-first tokens in any chosen cluster);
         the four LID values.
-    selection : RestartSelection
+    selection : KMeansSelection
     clusters : pandas.DataFrame
         :func:`describe_clusters` of the chosen partition.
     units : pandas.DataFrame
@@ -760,7 +659,7 @@ def layer_geometry(X, types, positions, *, is_placeholder=None, instances=None, 
     seed = int(rng(random_state).integers(2**31 - 1))
     generator = np.random.default_rng(seed)
     instances = one_instance_per_type(types, random_state=generator) if instances is None else np.asarray(instances)
-    selection = select_k_over_restarts(points, k_range, n_restarts=n_init, sample_size=silhouette_sample,
+    selection = select_kmeans(points, k_range, n_init=n_init, sample_size=silhouette_sample,
                                        fit_size=kmeans_fit_size, random_state=seed)
     described = describe_clusters(points, selection.labels, types, positions, is_placeholder,
                                   min_share=min_cluster_share)
