@@ -82,6 +82,7 @@ __all__ = [
     "declare",
     "not_comparable",
     "SINK_ARTEFACT",
+    "combine_corpora",
     "judge_decoder_views",
     "findings_table",
     "count_line",
@@ -570,6 +571,58 @@ def judge_decoder_views(by_label: dict[str, Sequence[Finding]]) -> list[Finding]
         elif view != "keep":  # the paper's procedure is written beside the start-token view, above
             result += [dataclasses.replace(finding, counted=False, headline=False) for finding in findings]
     return result
+
+
+CORPORA_RULE = ("Judged on each corpus; combined: {agree} where every corpus agrees, borderline where they "
+                "disagree.")
+
+
+def combine_corpora(by_corpus: dict[str, Sequence[Finding]]) -> list[Finding]:
+    """One line per claim and model over several corpora, with each corpus's number in the cell.
+
+    The same claim, model and counting on every corpus becomes one finding: its status is the
+    corpora's common status, or *borderline* (a check: *failed*) where they disagree, since the
+    verdict then depends on the corpus; "not comparable" corpora are left out of the status unless
+    all are. A claim judged on some corpora only keeps the corpora it has.
+
+    Parameters
+    ----------
+    by_corpus : dict of str to sequence of Finding
+        Each corpus's findings, with the corpus *not* in ``model``, in the order to write them.
+
+    Returns
+    -------
+    list of Finding
+        In the order each claim and model first appears.
+    """
+    groups: dict[tuple, list[tuple[str, Finding]]] = {}
+    for corpus, findings in by_corpus.items():
+        for finding in findings:
+            groups.setdefault((finding.finding, finding.model, finding.counted), []).append((corpus, finding))
+    combined = []
+    for members in groups.values():
+        first = members[0][1]
+        if len(by_corpus) == 1:
+            combined.append(first)
+            continue
+        statuses = [finding.status for _, finding in members]
+        comparable = sorted({status for status in statuses if status != "not comparable"}, key=statuses.index)
+        if not comparable:
+            status = "not comparable"
+        elif len(comparable) == 1:
+            status = comparable[0]
+        else:
+            status = "borderline" if first.kind == "test" else "failed"
+        marked = len(set(statuses)) > 1
+        ours = "; ".join(f"{corpus}: {finding.ours}" + (f" ({finding.status})" if marked else "")
+                         for corpus, finding in members)
+        notes = list(dict.fromkeys(finding.note for _, finding in members if finding.note))
+        agree = "the common status" if first.kind == "test" else "passed"
+        rule = first.rule if status == "not comparable" and not comparable else (
+            f"{first.rule} {CORPORA_RULE.format(agree=agree)}")
+        combined.append(dataclasses.replace(first, ours=ours, status=status, rule=rule, note="; ".join(notes),
+                                            headline=any(finding.headline for _, finding in members)))
+    return combined
 
 
 # --------------------------------------------------------------------------- per-layer reference numbers

@@ -527,7 +527,9 @@ stability.round(3)
 # `RESULTS.md` in the output folder lists each claim of the paper beside this run's, marked
 # *reproduced*, *borderline*, *not reproduced* or *not comparable* by the rule on its line (declared in
 # `isolib.studies.cai_clusters_manifolds`, judged by `isolib.findings`). Claims are tested per model
-# and corpus on all layers from L1; Table 3's numbers are comparable only on the paper's own models.
+# and corpus on all layers from L1, one line per claim and model: the common status of the corpora,
+# borderline where they disagree, with each corpus's numbers. Table 3's numbers are comparable only on
+# the paper's own models.
 
 # %%
 # NBVAL_CHECK_OUTPUT

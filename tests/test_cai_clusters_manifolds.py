@@ -204,19 +204,19 @@ def test_findings_follow_their_rules():
         (found,) = [finding.status for finding in findings if finding.finding.startswith(claim) and finding.model == model]
         return found
 
-    assert status("Anisotropy in every layer", "gpt2, ptb") == "reproduced"
-    assert status("Anisotropy in every layer", "minilm, ptb") == "not reproduced"  # S_inter 0.05 at L1
-    assert status("The space is dominated", "gpt2, ptb") == "reproduced"
-    assert status("The space is dominated", "minilm, ptb") == "not reproduced"
-    assert status("The space is dominated", "mpnet, ptb") == "not reproduced"  # silhouette 0.98 from outlier groups
-    assert status("Per-cluster centring", "gpt2, ptb") == "reproduced"
-    assert status("Per-cluster centring", "minilm, ptb") == "not reproduced"  # a difference of exactly 0
-    assert status("Per-cluster centring", "mpnet, ptb") == "not reproduced"  # global centring does better
-    assert status("Inside clusters", "gpt2, ptb") == "reproduced"  # layer 0 is not judged
-    assert status("Inside clusters", "mpnet, ptb") == "not reproduced"  # 0.08 > 0.05
-    assert status("Contextual spaces", "gpt2, ptb") == "borderline"  # above the static LID at n = 100, below at 1,000
-    assert status("Contextual spaces", "minilm, ptb") == "not reproduced"  # above at every n
-    assert status("Contextual spaces", "mpnet, ptb") == "reproduced"  # below at every n
+    assert status("Anisotropy in every layer", "gpt2") == "reproduced"
+    assert status("Anisotropy in every layer", "minilm") == "not reproduced"  # S_inter 0.05 at L1
+    assert status("The space is dominated", "gpt2") == "reproduced"
+    assert status("The space is dominated", "minilm") == "not reproduced"
+    assert status("The space is dominated", "mpnet") == "not reproduced"  # silhouette 0.98 from outlier groups
+    assert status("Per-cluster centring", "gpt2") == "reproduced"
+    assert status("Per-cluster centring", "minilm") == "not reproduced"  # a difference of exactly 0
+    assert status("Per-cluster centring", "mpnet") == "not reproduced"  # global centring does better
+    assert status("Inside clusters", "gpt2") == "reproduced"  # layer 0 is not judged
+    assert status("Inside clusters", "mpnet") == "not reproduced"  # 0.08 > 0.05
+    assert status("Contextual spaces", "gpt2") == "borderline"  # above the static LID at n = 100, below at 1,000
+    assert status("Contextual spaces", "minilm") == "not reproduced"  # above at every n
+    assert status("Contextual spaces", "mpnet") == "reproduced"  # below at every n
     assert status("Table 3: average cosine LID of GPT-2", "gpt2") == "reproduced"  # 6.5 within 1.0 of 7.0
     assert status("Table 3: average cosine LID of D-BERT", "minilm") == "not comparable"  # a stand-in for DistilBERT
     assert status("A Swiss-roll", "gpt2") == "not comparable"
@@ -239,11 +239,11 @@ def test_a_decoder_is_judged_in_its_start_token_view_and_the_symbols_view_is_not
     units = pd.concat([_units(label, layers, 0.0, 0.1) for label in pd.unique(per_layer.model)])
     findings = layer_findings(per_layer, silhouettes, units)
     dominated = {finding.model: finding for finding in findings if finding.finding.startswith("The space is dominated")}
-    assert dominated["smollm2 (start token), ptb"].counted and dominated["smollm2 (start token), ptb"].status == \
+    assert dominated["smollm2 (start token)"].counted and dominated["smollm2 (start token)"].status == \
         "not reproduced"
-    assert not dominated["smollm2, ptb"].counted and dominated["smollm2, ptb"].status == "reproduced"
-    assert "attention sink" in dominated["smollm2, ptb"].note  # holds only with the sink
-    assert not dominated["minilm (symbols kept), ptb"].counted
+    assert not dominated["smollm2"].counted and dominated["smollm2"].status == "reproduced"
+    assert "attention sink" in dominated["smollm2"].note  # holds only with the sink
+    assert not dominated["minilm (symbols kept)"].counted
 
 
 def test_a_planted_outlier_group_of_0_2_percent_is_not_a_cluster():

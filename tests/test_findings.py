@@ -12,6 +12,7 @@ from isolib.findings import (
     Verdict,
     all_of,
     bootstrap_threshold,
+    combine_corpora,
     compare_reference,
     compare_with_control,
     count_line,
@@ -237,6 +238,27 @@ def test_a_finding_that_holds_only_with_the_sink_is_marked_as_its_artefact():
     assert [f.note for f in both] == ["", ""] and [f.counted for f in both] == [True, False]
     # A decoder run in one view is counted as it is.
     assert [f.counted for f in judge_decoder_views({"smollm2": [row("smollm2", 0.98)]})] == [True]
+
+
+def test_corpora_of_one_claim_make_one_line_borderline_where_they_disagree():
+    def row(model, value, claim="Clusters dominate", kind="test"):
+        control = "a single cluster" if kind == "test" else None
+        return declare(claim, "yes", model, f"{value}", threshold(value, above=0.1), "r.", kind=kind, control=control)
+
+    combined = combine_corpora({
+        "ptb": [row("minilm", 0.5), row("mpnet", 0.5), row("minilm", 0.5, "Counts", "check"), row("gpt2", 0.3, "LID")],
+        "wikitext2": [row("minilm", 0.6), row("mpnet", 0.05), row("minilm", 0.0, "Counts", "check")]})
+    assert [(f.finding, f.model, f.status) for f in combined] == [
+        ("Clusters dominate", "minilm", "reproduced"), ("Clusters dominate", "mpnet", "borderline"),
+        ("Counts", "minilm", "failed"), ("LID", "gpt2", "reproduced")]
+    # Each corpus's number is in the cell, with its status where the corpora disagree.
+    assert combined[0].ours == "ptb: 0.5; wikitext2: 0.6"
+    assert combined[1].ours == "ptb: 0.5 (reproduced); wikitext2: 0.05 (not reproduced)"
+    assert "borderline where they disagree" in combined[1].rule and combined[3].ours == "ptb: 0.3"
+    # A not comparable corpus does not decide; one corpus alone is returned as it is.
+    unjudged = not_comparable("Clusters dominate", "yes", "no data.", kind="test", model="minilm")
+    assert combine_corpora({"a": [row("minilm", 0.5)], "b": [unjudged]})[0].status == "reproduced"
+    assert combine_corpora({"ptb": [row("minilm", 0.5)]}) == [row("minilm", 0.5)]
 
 
 # --------------------------------------------------------------------------- reference numbers

@@ -80,6 +80,7 @@ from isolib.findings import (
     Verdict,
     all_of,
     bootstrap_threshold,
+    combine_corpora,
     compare_with_control,
     declare,
     judge_decoder_views,
@@ -902,7 +903,7 @@ def _model_findings(label: str, table: pd.DataFrame, silhouettes: pd.DataFrame, 
     ]
 
 
-def _lid_finding(label: str, row_name: str, curve: pd.DataFrame, table3: pd.DataFrame) -> Finding:
+def _lid_finding(label: str, curve: pd.DataFrame, table3: pd.DataFrame) -> Finding:
     """"Contextual LID below static LID", judged over the curve of matched numbers of points."""
     merged = curve[curve.model == label].merge(curve[curve.model == "static"], on="n", suffixes=("", "_static"))
     gap = merged.lid_cosine - merged.lid_cosine_static
@@ -915,7 +916,7 @@ def _lid_finding(label: str, row_name: str, curve: pd.DataFrame, table3: pd.Data
             f"{_static_at(table3, int(at_full.n.iloc[0])):.1f}" if len(at_full) else "")
     layer = f"L{int(merged.layer.iloc[0])}" if len(merged) else "-"
     return declare("Contextual spaces have a lower LID than static ones",
-                   "contextual 5.6-9.1 against static 18.0-26.1 (cosine, Table 3)", row_name,
+                   "contextual 5.6-9.1 against static 18.0-26.1 (cosine, Table 3)", label,
                    f"cosine LID ({layer}, true distances) below the static vectors' at {(gap < 0).sum()} of {len(gap)} "
                    f"numbers of points n = {merged.n.min():,}-{merged.n.max():,} (gap {gap.min():+.1f} to "
                    f"{gap.max():+.1f}){full}" if len(gap) else "-",
@@ -972,7 +973,7 @@ def _judged(by_label: dict[str, list[Finding]]) -> list[Finding]:
 
 def layer_findings(per_layer: pd.DataFrame, silhouettes: pd.DataFrame, units: pd.DataFrame, *,
                    lid_curve: pd.DataFrame | None = None, table3: pd.DataFrame | None = None) -> list[Finding]:
-    """The per-layer claims for every model (view) and corpus, one count per claim, model and corpus.
+    """The per-layer claims for every model (view), one line per claim and model with each corpus's numbers.
 
     Anisotropy, isolated clusters (with outlier groups set apart, interval over k-means restarts),
     per-cluster against global centring (interval over types), isotropy inside clusters; with
@@ -993,19 +994,18 @@ def layer_findings(per_layer: pd.DataFrame, silhouettes: pd.DataFrame, units: pd
     -------
     list of Finding
     """
-    findings = []
+    by_corpus = {}
     first_corpus = per_layer.corpus.iloc[0]
     for corpus in pd.unique(per_layer.corpus):
         by_label = {}
         for label in pd.unique(per_layer.model[per_layer.corpus == corpus]):
             def of(table):
                 return table[(table.model == label) & (table.corpus == corpus)]
-            by_label[label] = _model_findings(f"{label}, {corpus}", of(per_layer).sort_values("layer"),
-                                              of(silhouettes), of(units))
+            by_label[label] = _model_findings(label, of(per_layer).sort_values("layer"), of(silhouettes), of(units))
             if lid_curve is not None and table3 is not None and corpus == first_corpus and (lid_curve.model == label).any():
-                by_label[label].append(_lid_finding(label, f"{label}, {corpus}", lid_curve, table3))
-        findings += _judged(by_label)
-    return findings
+                by_label[label].append(_lid_finding(label, lid_curve, table3))
+        by_corpus[corpus] = _judged(by_label)
+    return combine_corpora(by_corpus)
 
 
 def describe_symbols(coordinates, is_symbol, *, sample_size: int = 5000, random_state=0) -> str:
