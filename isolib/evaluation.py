@@ -27,7 +27,7 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -72,11 +72,15 @@ class STSResult:
         Correlation coefficients x 100.
     n : int
         Number of sentence pairs.
+    similarities : ndarray of shape (n,)
+        The cosine of each pair (for a paired comparison of two methods,
+        :func:`isolib.findings.compare_correlations`).
     """
 
     pearson: float
     spearman: float
     n: int
+    similarities: np.ndarray = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -326,7 +330,7 @@ def sts_correlation(u, v, gold) -> STSResult:
     Returns
     -------
     STSResult
-        Pearson and Spearman correlations x 100, and the number of pairs.
+        Pearson and Spearman correlations x 100, the number of pairs and each pair's cosine.
 
     Raises
     ------
@@ -345,6 +349,7 @@ def sts_correlation(u, v, gold) -> STSResult:
         pearson=100 * float(stats.pearsonr(cosines, scores).statistic),
         spearman=100 * float(stats.spearmanr(cosines, scores).statistic),
         n=len(scores),
+        similarities=cosines,
     )
 
 

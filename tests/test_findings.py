@@ -13,6 +13,7 @@ from isolib.findings import (
     all_of,
     bootstrap_threshold,
     combine_corpora,
+    compare_correlations,
     compare_reference,
     compare_with_control,
     count_line,
@@ -238,6 +239,34 @@ def test_a_finding_that_holds_only_with_the_sink_is_marked_as_its_artefact():
     assert [f.note for f in both] == ["", ""] and [f.counted for f in both] == [True, False]
     # A decoder run in one view is counted as it is.
     assert [f.counted for f in judge_decoder_views({"smollm2": [row("smollm2", 0.98)]})] == [True]
+
+
+def test_compare_correlations_reproduces_a_real_gain_and_not_a_tie():
+    from scipy.stats import spearmanr
+
+    def status(verdict):
+        return declare("c", "p", "m", "o", verdict, "r.", kind="test", control="the worse predictor").status
+
+    generator = np.random.default_rng(0)
+    gold = np.round(generator.uniform(0, 5, 1500), 1)  # tied scores, as STS gold
+    good = gold[:, None] + generator.normal(0, 1.0, (1500, 5))  # five seeds of a better predictor
+    worse = gold + generator.normal(0, 2.0, 1500)
+    gain = compare_correlations(gold, good, worse)
+    expected = np.mean([spearmanr(good[:, seed], gold)[0] for seed in range(5)]) - spearmanr(worse, gold)[0]
+    assert gain.value == pytest.approx(expected, abs=1e-12)  # exactly Spearman on the full sample
+    assert status(gain) == "reproduced" and gain.interval[0] > 0
+    assert status(compare_correlations(gold, worse, good)) == "not reproduced"
+    assert status(compare_correlations(gold, good, worse, higher=False)) == "not reproduced"
+    # Control: two predictors of equal quality are within the noise of the pairs.
+    twin = gold + generator.normal(0, 1.0, 1500)
+    tie = compare_correlations(gold, good[:, 0], twin)
+    assert status(tie) == "borderline" and tie.interval[0] < 0 < tie.interval[1]
+    # Seeds that disagree widen the interval (crossed with the pairs).
+    spread = good + np.array([0, 0, 0, 0, 40.0]) * generator.normal(size=(1500, 1))
+    assert np.ptp(compare_correlations(gold, spread, worse).interval) > np.ptp(gain.interval)
+    assert compare_correlations(gold, np.ones(1500), worse).passed is None  # a constant predictor
+    with pytest.raises(ValueError, match="one row per gold score"):
+        compare_correlations(gold, good[:10], worse)
 
 
 def test_corpora_of_one_claim_make_one_line_borderline_where_they_disagree():
