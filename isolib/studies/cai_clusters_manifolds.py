@@ -69,7 +69,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
 
 from isolib._checks import check_int, rng, sample_rows
