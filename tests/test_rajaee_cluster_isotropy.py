@@ -9,6 +9,8 @@ from isolib import datasets
 from isolib.findings import STATUSES
 from isolib.studies import rajaee_cluster_isotropy as study
 from isolib.studies.rajaee_cluster_isotropy import (
+    COMPARISONS,
+    MEASURES,
     METHODS,
     PROPOSED,
     BatchMethod,
@@ -16,6 +18,7 @@ from isolib.studies.rajaee_cluster_isotropy import (
     Settings,
     assess_findings,
     cls_geometry,
+    compare_methods,
     evaluate_methods,
     finetune,
     finetune_texts,
@@ -63,7 +66,7 @@ def _constructed_pairs():
     tokens = tokens + np.random.default_rng(0).normal(scale=0.01, size=tokens.shape)  # no exact ties
     ids = np.repeat(np.arange(4), 2)
     pairs = PairedSentences(["a", "b", "c", "d"], np.array([0, 2, 0, 1]), np.array([1, 3, 2, 3]),
-                            np.array([5.0, 5.0, 0.0, 0.5]))
+                            np.array([5.0, 5.0, 0.0, 0.5]), np.array(["news"] * 4))
     return tokens, ids, pairs
 
 
@@ -114,11 +117,12 @@ def test_worker_processes_give_the_rows_of_one_process():
     X = shifted_mixture(n=200)
     ids = np.repeat(np.arange(100), 4)
     pairs = PairedSentences([str(i) for i in range(100)], np.arange(0, 100, 2), np.arange(1, 100, 2),
-                            np.random.default_rng(1).uniform(0, 5, 50))
+                            np.random.default_rng(1).uniform(0, 5, 50), np.array(["news"] * 50))
     options = dict(seeds=[0, 1], methods=["Mean", PROPOSED, "GMM + Mean + PCA"])
     serial = evaluate_methods(X, ids, pairs, Settings(2, 1, 1), **options)
     parallel = evaluate_methods(X, ids, pairs, Settings(2, 1, 1), n_jobs=2, **options)
-    pd.testing.assert_frame_equal(serial, parallel, rtol=1e-9)
+    pd.testing.assert_frame_equal(serial.drop(columns="similarities"), parallel.drop(columns="similarities"), rtol=1e-9)
+    np.testing.assert_allclose(np.stack(serial.similarities), np.stack(parallel.similarities), rtol=1e-9)
     pd.testing.assert_frame_equal(sweep(X, ids, pairs, [1, 2], [0, 1], seeds=[0, 1]),
                                   sweep(X, ids, pairs, [1, 2], [0, 1], seeds=[0, 1], n_jobs=2), rtol=1e-9)
 
@@ -143,22 +147,28 @@ def test_the_sst2_probe_never_fits_the_method_on_dev_tokens(monkeypatch):
 def test_sweep_and_scale_findings_follow_their_rules():
     summary = _summary("minilm", "stsb-dev", [85, 84, 83, 84, 83, 84.5], [1e-3, 0.1, 0.2, 0.3, 0.4, 0.5])
     grid = pd.DataFrame({"n_clusters": [1, 9, 9, 27, 27], "n_pc": [0, 0, 12, 0, 12],
-                         "spearman": [84.0, 84.2, 84.6, 84.3, 84.9], "model": "minilm", "dataset": "stsb-dev"})
-    assert assess_findings(summary, grid=grid)[-2].status == "reproduced"  # every k > 1, n_pc > 0 point above 84
+                         "spearman": [84.0, 84.2, 84.6, 84.3, 84.9], "model": "minilm", "dataset": "stsb-dev",
+                         "paper_k": 9, "paper_n_pc": 12})
+    none = _comparisons("minilm", "stsb-dev", {})
+
+    def swept(points):
+        (found,) = [f for f in assess_findings(summary, none, grid=points) if f.finding.startswith("Beyond the slides")]
+        return found
+
+    assert swept(grid).status == "reproduced"  # every k > 1, n_pc > 0 point above 84
+    assert "the paper's k = 9, n_pc = 12: 84.6, rank 2 of 5" in swept(grid).ours
     grid.loc[2, "spearman"] = 83.5
-    (sweep_finding,) = [f for f in assess_findings(summary, grid=grid) if f.finding.startswith("Beyond the slides")]
-    assert sweep_finding.status == "not reproduced" and "best k = 27, n_pc = 12 (84.9)" in sweep_finding.ours
-    no_nulling = grid[grid.n_pc == 0]
-    assert assess_findings(summary, grid=no_nulling)[-2].status == "not comparable"
+    assert swept(grid).status == "not reproduced" and "best k = 27, n_pc = 12 (84.9)" in swept(grid).ours
+    assert swept(grid[grid.n_pc == 0]).status == "not comparable"
 
     cloud = np.random.default_rng(0).normal(scale=0.05, size=(2000, 32))
     scale = scale_dependence({"gaussian": cloud}, scales=(1, 3))
     assert scale.iw.iloc[0] != scale.iw.iloc[1]
     assert scale.isoscore.iloc[0] == pytest.approx(scale.isoscore.iloc[1], abs=1e-9)
-    (scale_finding,) = [f for f in assess_findings(summary, scale=scale) if "scale" in f.finding]
+    (scale_finding,) = [f for f in assess_findings(summary, none, scale=scale) if "scale" in f.finding]
     assert scale_finding.status == "passed" and scale_finding.kind == "check"  # true by definition
     same = scale_dependence({"gaussian": cloud}, scales=(1, 1))
-    assert [f for f in assess_findings(summary, scale=same) if "scale" in f.finding][0].status == "failed"
+    assert [f for f in assess_findings(summary, none, scale=same) if "scale" in f.finding][0].status == "failed"
 
 
 def _summary(model, dataset, spearman, iw):
@@ -166,35 +176,98 @@ def _summary(model, dataset, spearman, iw):
                          "spearman_std": [0, 0, 0, 1, 1, 1], "iw_tokens": iw})
 
 
+def _comparisons(model, dataset, differences):
+    """A :func:`compare_methods` table: comparison name -> (difference, low, high)."""
+    rows = []
+    for name, (difference, low, high) in differences.items():
+        method, control, higher = COMPARISONS[name]
+        rows.append({"model": model, "dataset": dataset, "comparison": name, "method": method,
+                     "control": control or "GMM + Mean + PCA", "higher": higher, "spearman": 60.0,
+                     "control_spearman": 60.0 - difference, "difference": difference, "low": low, "high": high,
+                     "borderline": low <= 0 <= high,
+                     "outcome": "within noise" if low <= 0 <= high else ("higher" if difference > 0 else "lower")})
+    return pd.DataFrame(rows, columns=["model", "dataset", "comparison", "method", "control", "higher", "spearman",
+                                       "control_spearman", "difference", "low", "high", "borderline", "outcome"])
+
+
+def test_a_paired_comparison_reproduces_a_real_gain_and_not_one_within_noise():
+    generator = np.random.default_rng(0)
+    gold = generator.uniform(0, 5, 800)
+    pairs = {"stsb-dev": PairedSentences([], np.arange(800), np.arange(800), gold, np.array(["news"] * 800))}
+    good = [gold + generator.normal(0, 1.0, 800) for _ in range(2)]  # the proposed method, two seeds
+    rows = [("pre-trained", np.nan, gold + generator.normal(0, 3.0, 800)),
+            ("GMM + Mean + PCA", 0, gold + generator.normal(0, 1.0, 800)),
+            ("GMM + Mean + PCA", 1, gold + generator.normal(0, 1.0, 800)),
+            (PROPOSED, 0, good[0]), (PROPOSED, 1, good[1])]
+    per_seed = pd.DataFrame([{"model": "minilm", "dataset": "stsb-dev", "method": method, "seed": seed,
+                              "spearman": 100 * pd.Series(values).corr(pd.Series(gold), method="spearman"),
+                              "similarities": values} for method, seed, values in rows])
+    compared = compare_methods(per_seed, pairs).set_index("comparison")
+    assert list(compared.index) == ["proposed vs pre-trained", "proposed vs best other"]  # only rows that ran
+    assert compared.loc["proposed vs pre-trained", "outcome"] == "higher"  # a real gain: reproduced
+    assert compared.loc["proposed vs best other", "control"] == "GMM + Mean + PCA"
+    assert compared.loc["proposed vs best other", "outcome"] == "within noise"  # equal quality: borderline
+    summary = method_summary(per_seed.assign(**{column: 0.0 for column in MEASURES if column not in per_seed}),
+                             by=["model", "dataset", "method"])
+    findings = assess_findings(summary, compare_methods(per_seed, pairs))
+    status = {f.finding: f.status for f in findings}
+    assert status["The proposed method raises STS Spearman over the pre-trained vectors"] == "reproduced"
+    assert status["The proposed method beats the best of the other five rows"] == "borderline"
+
+
 def test_findings_follow_their_rules():
     summary = pd.concat([
         _summary("bert-base-uncased", "stsb-dev", [54, 60, 62, 63, 64, 66.5], [1e-5, 0.1, 0.2, 0.3, 0.4, 0.6]),
         _summary("minilm", "stsb-dev", [85, 84, 83, 84, 83, 84.5], [1e-3, 0.1, 0.2, 0.3, 0.4, 0.5]),
+        _summary("minilm", "sts12", [70, 71, 69, 72, 73, 74], [2e-2, 0.1, 0.2, 0.3, 0.4, 0.5]),
+    ])
+    comparisons = pd.concat([
+        _comparisons("bert-base-uncased", "stsb-dev", {"proposed vs pre-trained": (12.5, 10, 15),
+                                                       "proposed vs best other": (2.5, 0.5, 4.5),
+                                                       "Mean + PCA vs pre-trained": (8, 6, 10)}),
+        _comparisons("minilm", "stsb-dev", {"proposed vs pre-trained": (-0.5, -1.5, 0.5),
+                                            "proposed vs best other": (-0.5, -1.5, 0.5),
+                                            "Mean + PCA vs pre-trained": (-2, -3, -1)}),
+        _comparisons("minilm", "sts12", {"proposed vs pre-trained": (4, 2, 6), "proposed vs best other": (1, 0.2, 2)}),
     ])
     sst2 = pd.DataFrame({"model": ["minilm", "minilm"], "method": ["pre-trained", PROPOSED],
                          "accuracy": [0.80, 0.81], "accuracy_std": [0.0, 0.02]})
-    findings = assess_findings(summary, sst2)
+    findings = assess_findings(summary, comparisons, sst2)
     assert {finding.status for finding in findings if finding.kind == "test"} <= set(STATUSES)
 
+    def found(claim, model):
+        (line,) = [f for f in findings if f.finding.startswith(claim) and f.model == model]
+        return line
+
     def status(claim, model):
-        (found,) = [f.status for f in findings if f.finding.startswith(claim) and f.model == model]
-        return found
+        return found(claim, model).status
 
     assert status("The proposed method raises STS Spearman", "bert-base-uncased") == "reproduced"
-    assert status("The proposed method raises STS Spearman", "minilm") == "not reproduced"
+    # One line per claim and model: minilm is borderline on STS-B dev and reproduces on STS12.
+    raised = found("The proposed method raises STS Spearman", "minilm")
+    assert raised.status == "borderline" and raised.ours.startswith("STS-B dev: ") and "; STS12: " in raised.ours
+    assert status("The proposed method beats the best", "bert-base-uncased") == "reproduced"
+    tally = found("The proposed method beats the best", "minilm").ours
+    assert tally.startswith("over 2 datasets: 1 higher, 1 within noise, 0 lower;")
+    assert status("Mean + PCA (all-but-the-top) lowers", "bert-base-uncased") == "not reproduced"  # it raised it
+    assert status("Mean + PCA (all-but-the-top) lowers", "minilm") == "reproduced"
+    assert "Mean + PCA (all-but-the-top) lowers" not in {f.finding for f in findings if "STS12" in f.ours}  # six-row table
+    assert status("Pre-trained token vectors are extremely anisotropic", "bert-base-uncased") == "reproduced"
+    assert status("Pre-trained token vectors are extremely anisotropic", "minilm") == "borderline"  # 1e-3 and 2e-2
     assert status("Spearman of BERT with the proposed method", "bert-base-uncased") == "reproduced"  # 66.5 vs 67.50
     assert status("Spearman of BERT with the proposed method", "minilm") == "not comparable"
+    assert status("The authors' notebook", "minilm") == "not comparable"
     # Why not comparable: an encoder stand-in's sentence-similarity training; a decoder stand-in has none.
-    decoder = assess_findings(_summary("smollm2 (position 0 dropped)", "stsb-dev", [50, 51, 52, 53, 54, 60],
-                                       [1e-9, 0.1, 0.2, 0.3, 0.4, 0.2]), sst2.iloc[:0])
+    decoder = assess_findings(_summary("smollm2 (start token)", "stsb-dev", [50, 51, 52, 53, 54, 60],
+                                       [1e-9, 0.1, 0.2, 0.3, 0.4, 0.2]), _comparisons("smollm2", "stsb-dev", {}),
+                              sst2.iloc[:0])
     (why_encoder,) = [f.rule for f in findings if f.finding.startswith("Spearman of BERT") and f.model == "minilm"]
     (why_decoder,) = [f.rule for f in decoder if f.finding.startswith("Spearman of BERT")]
     assert "sentence-similarity training" in why_encoder
-    assert why_decoder == "smollm2 (position 0 dropped) stands in for GPT-2; the slides give BERT's numbers only."
+    assert why_decoder == "smollm2 (start token) stands in for GPT-2; the slides give BERT's numbers only."
     # True by construction: a check, never counted as a reproduction.
     assert status("The method makes the token space isotropic", "minilm") == "passed"
-    assert status("The proposed method is the best", "bert-base-uncased") == "reproduced"
-    assert status("The proposed method is the best", "minilm") == "not reproduced"
+    assert found("The method makes the token space isotropic", "minilm").kind == "check"
     assert status("SST-2", "minilm") == "not reproduced"  # +1 point, but within one standard deviation
     assert status("Fine-tuning on RTE and WiC", "-") == "not comparable"  # not run in this profile
 
@@ -204,15 +277,22 @@ def test_findings_follow_their_rules():
     cls = pd.DataFrame({"task": "rte", "layer": last, "processed": [False, False, False, True],
                         "model": ["pre-trained", "fine-tuned", "fine-tuned with the method", "fine-tuned with the method"],
                         "i_w": [1e-6, 1e-4, 1e-4, 0.3], "isoscore": 0.1, "mean_ratio": [0.8, 0.1, 0.1, 0.0]})
-    findings = assess_findings(summary, sst2, finetuned, cls)
+    majority = {"rte": 0.527}
+    findings = assess_findings(summary, comparisons, sst2, finetuned, cls, majority=majority)
     assert status("Fine-tuned RTE accuracy: the method does not help", "minilm") == "reproduced"
     assert status("RTE: after fine-tuning, [CLS] vectors are already zero-mean", "minilm") == "reproduced"
     assert status("RTE: the method raises the isotropy", "minilm") == "passed"  # a check: true by construction
     helped = finetuned.assign(accuracy=[0.60, 0.61, 0.62, 0.70, 0.71, 0.72])
     not_zero = cls.assign(mean_ratio=[0.8, 0.5, 0.5, 0.0])
-    findings = assess_findings(summary, sst2, helped, not_zero)
+    findings = assess_findings(summary, comparisons, sst2, helped, not_zero, majority=majority)
     assert status("Fine-tuned RTE accuracy: the method does not help", "minilm") == "not reproduced"
     assert status("RTE: after fine-tuning, [CLS] vectors are already zero-mean", "minilm") == "not reproduced"
+    # Control: runs at chance did not learn, so none of their claims is judged.
+    at_chance = finetuned.assign(accuracy=[0.56, 0.48, 0.55, 0.52, 0.51, 0.48])
+    findings = assess_findings(summary, comparisons, sst2, at_chance, cls, majority=majority)
+    assert status("Fine-tuning on RTE", "minilm") == "not comparable"
+    assert "training did not learn" in found("Fine-tuning on RTE", "minilm").rule
+    assert not [f for f in findings if f.finding.startswith(("Fine-tuned RTE", "RTE:"))]
 
 
 def test_the_batch_method_centres_each_cluster_nulls_its_directions_and_passes_gradients():
@@ -273,7 +353,7 @@ def test_a_resumed_run_reuses_the_stored_rows(cache_dir, monkeypatch):
     X = shifted_mixture(n=100)
     ids = np.repeat(np.arange(50), 4)
     pairs = PairedSentences([str(i) for i in range(50)], np.arange(0, 50, 2), np.arange(1, 50, 2),
-                            np.random.default_rng(1).uniform(0, 5, 25))
+                            np.random.default_rng(1).uniform(0, 5, 25), np.array(["news"] * 25))
     options = dict(seeds=[0, 1], methods=["Mean", PROPOSED], resume=True)
     first = evaluate_methods(X, ids, pairs, Settings(2, 1, 1), **options)
     grid = sweep(X, ids, pairs, [1, 2], [1], seeds=[0], resume=True)
@@ -282,7 +362,9 @@ def test_a_resumed_run_reuses_the_stored_rows(cache_dir, monkeypatch):
         raise AssertionError("a stored row must not be computed again")
 
     monkeypatch.setattr(study, "transform_tokens", fail)
-    pd.testing.assert_frame_equal(evaluate_methods(X, ids, pairs, Settings(2, 1, 1), **options), first)
+    again = evaluate_methods(X, ids, pairs, Settings(2, 1, 1), **options)
+    pd.testing.assert_frame_equal(again.drop(columns="similarities"), first.drop(columns="similarities"))
+    np.testing.assert_array_equal(np.stack(again.similarities), np.stack(first.similarities))
     pd.testing.assert_frame_equal(sweep(X, ids, pairs, [1, 2], [1], seeds=[0], resume=True), grid)
     with pytest.raises(AssertionError, match="must not be computed"):  # another seed is not stored
         evaluate_methods(X, ids, pairs, Settings(2, 1, 1), **{**options, "seeds": [2]})
