@@ -18,7 +18,7 @@ DATA_READY := $(if $(filter $(CURDIR)/data/raw,$(ISOLIB_DATA_DIR)),data/raw/.ver
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 LIBRARY := $(wildcard isolib/*.py isolib/*/*.py) data/registry.yaml
 
-.PHONY: setup figures check-figures quick variant student test lab sync bench bench-figures data clean
+.PHONY: setup figures check-figures quick variant student test lab sync bench bench-figures data clean book
 .DELETE_ON_ERROR:
 
 setup: $(INSTALLED)
@@ -70,6 +70,11 @@ test: $(INSTALLED) $(DATA_READY)
 
 lab: $(INSTALLED)
 	$(VENV)/bin/jupyter lab notebooks/
+
+# The book of the full results, build/book/html/index.html (docs/book.md): the executed full notebooks, the
+# RESULTS.md pages and figures/README.md as committed; nothing is executed.
+book: $(INSTALLED)
+	$(PY) book/build.py
 
 # After editing a notebook in JupyterLab or its .py in an editor: bring the pair in line.
 sync: $(INSTALLED)

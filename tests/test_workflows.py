@@ -35,8 +35,8 @@ def broken_workflow(tmp_path):
     return broken
 
 
-def test_there_are_a_tests_and_a_figures_workflow():
-    assert [path.name for path in WORKFLOWS] == ["figures.yml", "tests.yml"]
+def test_there_are_a_tests_a_figures_and_a_book_workflow():
+    assert [path.name for path in WORKFLOWS] == ["book.yml", "figures.yml", "tests.yml"]
 
 
 def test_workflows_match_githubs_schema(broken_workflow):
@@ -62,5 +62,9 @@ def test_workflows_run_the_projects_own_commands():
     steps = {step.get("name"): step for step in job["steps"]}
     assert steps["Full profile, compared with the committed results"]["run"] == "make check-figures NB=${{ matrix.notebook }}"
     assert steps["Upload the executed notebook and its outputs"]["if"] == "always()"
+    book = yaml.safe_load((ROOT / ".github" / "workflows" / "book.yml").read_text())
+    steps = {step.get("uses", step.get("run")): step for step in book["jobs"]["build"]["steps"]}
+    assert "make book" in steps and steps["actions/upload-pages-artifact@v3"]["with"]["path"] == "build/book/html"
+    assert [step["uses"] for step in book["jobs"]["deploy"]["steps"]] == ["actions/deploy-pages@v4"]
     readme = (ROOT / "README.md").read_text()
     assert ".github/workflows/tests.yml" in readme and ".github/workflows/figures.yml" in readme

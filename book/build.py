@@ -1,0 +1,128 @@
+"""Build the book of the full results (Jupyter Book 1.x) from what figures/ holds, executing nothing.
+
+    python book/build.py [--figures figures] [--output build/book] [--strict]
+
+It copies book/ (configuration, intro page, style) and figures/ into OUTPUT/src/, writes the table of
+contents there, and builds OUTPUT/html/ (open OUTPUT/html/index.html). Each study of figures/<NN_name>/ is a
+chapter: its executed full notebook <NN_name>.ipynb with its RESULTS.md as a section, or its RESULTS.md
+alone while its executed notebook is not there yet. figures/README.md is the overview.
+"""
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+BOOK = Path(__file__).resolve().parent
+ROOT = BOOK.parent
+
+
+def _heading(lines) -> str | None:
+    return next((line[2:].strip() for line in lines if line.startswith("# ")), None)
+
+
+def notebook_title(path: Path) -> str | None:
+    """The first level-1 heading of the notebook's markdown cells."""
+    cells = json.loads(path.read_text())["cells"]
+    sources = ["".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+               for cell in cells if cell["cell_type"] == "markdown"]
+    return _heading(line for source in sources for line in source.splitlines())
+
+
+def chapters(figures: Path) -> list[dict]:
+    """One chapter per study folder of ``figures``: its executed notebook (RESULTS.md a section) or RESULTS.md.
+
+    A notebook's chapter is named in the navigation by its study, as RESULTS.md names it ("Ethayarajh (2019)"),
+    and its own title, so that a study reads the same whether its notebook is there yet or not.
+    """
+    found = []
+    for folder in sorted(path for path in figures.glob("[0-9][0-9]_*") if path.is_dir()):
+        notebook, results = folder / f"{folder.name}.ipynb", folder / "RESULTS.md"
+        if notebook.exists():
+            chapter = {"file": f"{folder.name}/{folder.name}"}
+            study = _heading(results.read_text().splitlines()) if results.exists() else None
+            title = notebook_title(notebook)
+            if study and ":" in study and title:
+                chapter["title"] = f"{study.split(':', 1)[0]}: {title}"
+            if results.exists():
+                chapter["sections"] = [{"file": f"{folder.name}/RESULTS", "title": "Results of this run"}]
+        elif results.exists():
+            chapter = {"file": f"{folder.name}/RESULTS"}
+        else:
+            continue  # no page of its own yet (00_quickstart's figure is on the overview)
+        found.append(chapter)
+    return found
+
+
+def table_of_contents(figures: Path) -> dict:
+    return {"format": "jb-book", "root": "index",
+            "parts": [{"caption": "Overview", "chapters": [{"file": "README"}]},
+                      {"caption": "Notebooks", "chapters": chapters(figures)}]}
+
+
+def stage_notebook(notebook: Path, target: Path) -> None:
+    """A copy of the notebook without the test markers of its code cells (``# NBVAL_CHECK_OUTPUT``)."""
+    nb = json.loads(notebook.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            cell["source"] = re.sub(r"^[ \t]*# NBVAL_[A-Z_]+[ \t]*\n?", "", source, flags=re.M)
+    target.write_text(json.dumps(nb, indent=1, ensure_ascii=False))
+
+
+def stage(figures: Path, src: Path) -> Path:
+    """The book's sources in ``src``: book/'s files, figures/'s pages, their PNGs (for raw HTML) in _extra/."""
+    shutil.rmtree(src, ignore_errors=True)
+    shutil.copytree(BOOK, src, ignore=shutil.ignore_patterns("build.py", "__pycache__", "intro.md"))
+    shutil.copy2(BOOK / "intro.md", src / "index.md")
+    shutil.copy2(figures / "README.md", src / "README.md")
+    for folder in sorted(path for path in figures.glob("[0-9][0-9]_*") if path.is_dir()):
+        (src / folder.name).mkdir()
+        if (folder / "RESULTS.md").exists():
+            shutil.copy2(folder / "RESULTS.md", src / folder.name / "RESULTS.md")
+        if (folder / f"{folder.name}.ipynb").exists():
+            stage_notebook(folder / f"{folder.name}.ipynb", src / folder.name / f"{folder.name}.ipynb")
+        # figures/README.md shows the PNGs as <img src="<study>/<figure>.png">, which Sphinx does not copy.
+        (src / "_extra" / folder.name).mkdir(parents=True)
+        for image in folder.glob("*.png"):
+            shutil.copy2(image, src / "_extra" / folder.name / image.name)
+    (src / "references.bib").write_text("")
+    toc = src / "_toc.yml"
+    toc.write_text(yaml.safe_dump(table_of_contents(figures), sort_keys=False))
+    return toc
+
+
+def build(figures: Path, output: Path, *, strict: bool = False, quiet: bool = True) -> int:
+    from jupyter_book.sphinx import build_sphinx
+
+    src = output / "src"
+    toc = stage(figures, src)
+    for stale in (output / "html", output / ".doctrees"):
+        shutil.rmtree(stale, ignore_errors=True)
+    result = build_sphinx(src, output / "html", noconfig=True, path_config=str(src / "_config.yml"),
+                          confoverrides={"external_toc_path": toc.as_posix(), "latex_individualpages": False}, doctreedir=output / ".doctrees",
+                          freshenv=True, warningiserror=strict, keep_going=strict, quiet=quiet)
+    return result if isinstance(result, int) else 1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--figures", type=Path, default=ROOT / "figures", help="the full runs (default: figures/)")
+    parser.add_argument("--output", type=Path, default=ROOT / "build" / "book",
+                        help="sources are staged in OUTPUT/src, the site written to OUTPUT/html (default: build/book)")
+    parser.add_argument("--strict", action="store_true", help="fail on any Sphinx warning")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    status = build(args.figures.resolve(), args.output.resolve(), strict=args.strict)
+    where = args.output.resolve() / "html" / "index.html"
+    print(f"book {'built' if status == 0 else 'FAILED'} in {time.perf_counter() - start:.0f} s: {where}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
