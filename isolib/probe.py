@@ -26,6 +26,13 @@ Labelling rules for the metrics
   embeddings"), silhouette on the classifier inputs -- one per labelled item, the pair
   representations [u; v] for pairs -- with the items' labels, since only items carry a
   label (a premise occurs in pairs of different classes).
+
+Controls
+--------
+* Shuffled labels: pass a permutation of ``y`` as ``y`` and the true labels as
+  ``other_labels={"true": y}``: the silhouette is then recorded against both.
+* ``label_free=True``: the same probe, loss and optimiser with every item's target
+  uniform, so the objective ignores the labels.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from tqdm.auto import tqdm
 
 from isolib._checks import as_points, check_int, rng, sample_rows
 from isolib._progress import show_progress
-from isolib.metrics import isoscore, silhouette
+from isolib.metrics import isoscore, silhouette, silhouettes
 
 __all__ = ["EmbeddingProbe", "make_probe", "train_probe", "correlations"]
 
@@ -169,6 +176,8 @@ def train_probe(
     seeds: Sequence[int] = (0, 1, 2, 3, 4),
     item_index=None,
     sample_size: int | None = None,
+    label_free: bool = False,
+    other_labels: dict | None = None,
     device: str = "cpu",
     progress: bool | None = None,
 ) -> pd.DataFrame:
@@ -206,6 +215,15 @@ def train_probe(
         Compute each metric on a fresh random sample of this many rows when there
         are more (the paper's GLUE appendix); the sample is drawn from a generator
         seeded with the run's seed, so runs stay reproducible.
+    label_free : bool
+        A control: the loss ignores ``y``. Cross-entropy against the uniform distribution over
+        the classes (softmax), binary cross-entropy against 1/2 for every label (sigmoid): every
+        item has the same target, so the objective carries no label. ``y`` still sets the number
+        of outputs and the silhouette's labels.
+    other_labels : dict of str to array_like, optional
+        Other labels of the same items, shaped like ``y`` (e.g. the true labels of a run trained
+        on shuffled ones): the silhouette of the same points against each is recorded in a column
+        ``silhouette_<name>`` (the pairwise distances are computed once for all of them).
     device : str
         Torch device for training; the metrics are computed on CPU (float32 values,
         sums accumulated in float64 by :mod:`isolib.metrics`). Runs are
@@ -218,9 +236,9 @@ def train_probe(
     Returns
     -------
     DataFrame
-        Columns ``seed``, ``update``, ``loss``, ``isoscore``, ``silhouette``: one
-        row per seed and recorded update. ``trace.attrs["n_parameters"]`` holds
-        the number of trainable parameters.
+        Columns ``seed``, ``update``, ``loss``, ``isoscore``, ``silhouette`` (then one
+        ``silhouette_<name>`` per entry of ``other_labels``): one row per seed and recorded
+        update. ``trace.attrs["n_parameters"]`` holds the number of trainable parameters.
 
     Raises
     ------
@@ -234,6 +252,10 @@ def train_probe(
     targets, silhouette_labels, n_outputs = _encode_targets(y, loss, n_items)
     if len(np.unique(silhouette_labels)) < 2:
         raise ValueError("y has a single distinct label, so the silhouette is undefined; at least 2 are needed.")
+    other_labels = dict(other_labels or {})
+    # Each labelling of the items as silhouette labels, the trained one first (one distance computation for all).
+    partitions = np.stack([silhouette_labels, *(_encode_targets(labels, loss, n_items)[1]
+                                                for labels in other_labels.values())])
     n_updates = check_int(n_updates, "n_updates", low=1)
     every = check_int(every, "every", low=1)
     if sample_size is not None:
@@ -244,6 +266,8 @@ def train_probe(
     if not seeds:
         raise ValueError("seeds is empty; give at least one seed.")
     index_tensor = None if index is None else torch.as_tensor(index, dtype=torch.long, device=device)
+    if label_free:  # the same target for every item: 1/n_outputs for each class, or 1/2 for each label
+        targets = np.full((n_items, n_outputs), 1 / n_outputs if loss == "softmax" else 0.5, dtype=np.float32)
     target_tensor = torch.as_tensor(targets, device=device)
     objective = nn.CrossEntropyLoss() if loss == "softmax" else nn.BCEWithLogitsLoss()
 
@@ -267,20 +291,14 @@ def train_probe(
                     iso_rows = _sample(len(embeddings), sample_size, sampler)
                     # One vector per item: both metrics see the same sample; indexed items are sampled apart.
                     sil_rows = iso_rows if index is None else _sample(len(clustered), sample_size, sampler)
-                    rows.append(
-                        (
-                            seed,
-                            update,
-                            current_loss.item(),
-                            isoscore(embeddings[iso_rows]),
-                            silhouette(clustered[sil_rows], silhouette_labels[sil_rows]),
-                        )
-                    )
+                    scores = (silhouettes(clustered[sil_rows], partitions[:, sil_rows]) if other_labels
+                              else [silhouette(clustered[sil_rows], silhouette_labels[sil_rows])])
+                    rows.append((seed, update, current_loss.item(), isoscore(embeddings[iso_rows]), *scores))
                 if update < n_updates:
                     current_loss.backward()
                     optimiser.step()
                     bar.update()
-    trace = pd.DataFrame(rows, columns=TRACE_COLUMNS)
+    trace = pd.DataFrame(rows, columns=TRACE_COLUMNS + [f"silhouette_{name}" for name in other_labels])
     trace.attrs["n_parameters"] = probe.n_parameters
     return trace
 

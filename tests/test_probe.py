@@ -82,6 +82,43 @@ def test_metrics_on_random_samples_stay_reproducible():
     assert not first.equals(train_probe(X, y, n_updates=5, seeds=(0,)))
 
 
+def test_other_labels_add_a_silhouette_of_the_same_points_per_labelling():
+    X, y = two_class_problem(n=80, dim=6)
+    other = np.tile(["a", "b"], 40)  # another split of the same items
+    trace = train_probe(X, y, n_updates=40, lr=1e-2, seeds=(0,), other_labels={"other": other, "same": y})
+    assert list(trace.columns) == ["seed", "update", "loss", "isoscore", "silhouette", "silhouette_other",
+                                   "silhouette_same"]
+    plain = train_probe(X, y, n_updates=40, lr=1e-2, seeds=(0,))
+    # The training is untouched: the same loss; the trained labels' silhouette agrees between the two functions
+    # (isolib.metrics.silhouettes sums distances per cluster in float32: to 1e-7).
+    np.testing.assert_array_equal(trace["loss"], plain["loss"])
+    np.testing.assert_allclose(trace["silhouette"], plain["silhouette"], atol=1e-7)
+    np.testing.assert_allclose(trace["silhouette_same"], trace["silhouette"], atol=1e-12)
+    # The control: against labels it was not trained on, the silhouette does not rise as the trained one does.
+    assert trace["silhouette"].iloc[-1] - trace["silhouette"].iloc[0] > 0.05
+    assert trace["silhouette_other"].iloc[-1] - trace["silhouette_other"].iloc[0] < 0.01
+    with pytest.raises(ValueError, match="y has 79 rows"):
+        train_probe(X, y, n_updates=2, other_labels={"short": y[:79]})
+
+
+@pytest.mark.parametrize("loss", ["softmax", "sigmoid"])
+def test_a_label_free_run_ignores_the_labels(loss):
+    X, y = two_class_problem(n=80, dim=6)
+    labels = (y == "pos").astype(int) if loss == "softmax" else np.eye(2, dtype=int)[(y == "pos").astype(int)]
+    flipped = labels[::-1]  # other labels of the same items
+    free = train_probe(X, labels, loss=loss, n_updates=30, lr=1e-2, seeds=(0,), label_free=True)
+    again = train_probe(X, flipped, loss=loss, n_updates=30, lr=1e-2, seeds=(0,), label_free=True)
+    # The same steps whatever the labels: only the silhouette, measured against them, differs.
+    np.testing.assert_array_equal(free["loss"], again["loss"])
+    np.testing.assert_array_equal(free["isoscore"], again["isoscore"])
+    # Its loss falls towards that of uniform predictions (log 2 for 2 classes or per label), and the
+    # control: trained on the labels, the silhouette rises where label-free it does not.
+    assert free["loss"].iloc[-1] <= free["loss"].iloc[0] and free["loss"].iloc[-1] >= np.log(2) - 1e-6
+    trained = train_probe(X, labels, loss=loss, n_updates=30, lr=1e-2, seeds=(0,))
+    rise = lambda trace: trace["silhouette"].iloc[-1] - trace["silhouette"].iloc[0]  # noqa: E731
+    assert rise(trained) > 0.05 > abs(rise(free))
+
+
 @pytest.mark.parametrize(
     "shape, n_outputs, bias, paired, expected",
     [
