@@ -104,7 +104,6 @@ from isolib.studies.rajaee_cluster_isotropy import (
     DATASETS,
     DECODER,
     ENCODER,
-    FINETUNE_TASKS,
     METHODS,
     MEASURES,
     BatchMethod,
@@ -113,9 +112,10 @@ from isolib.studies.rajaee_cluster_isotropy import (
     compare_methods,
     evaluate_methods,
     finetune_run,
-    finetune_texts,
+    majority_share,
     method_summary,
     models_run,
+    probe_summary,
     probe_with_method,
     scale_dependence,
     sentence_pairs,
@@ -333,7 +333,8 @@ print(verdicts(assess_findings(sts_summary, comparisons, grid=grid), ["Beyond th
 # inputs, L2, C = 1) on mean-pooled last-layer sentence vectors, trained on `sst2_train_size` SST-2
 # training sentences and scored on the 872 dev sentences. With the method, it is fitted on the
 # *training* tokens only, and the dev tokens are assigned to the training clusters and processed with
-# the training means and directions: the dev set is never seen. Mean ± std over the clustering seeds.
+# the training means and directions: the dev set is never seen. Mean ± std over the clustering seeds,
+# and the difference with its 95% interval over dev sentences crossed with seeds (`probe_summary`).
 #
 # With the method, the accuracy of one seed moves by up to a point from one machine to another: the
 # float16 embeddings differ in their last bit between CPU instruction sets (0.4% of the values, AVX-512
@@ -362,9 +363,10 @@ for name in models:
         runs = probe_with_method(*splits, settings[label], seeds=seeds, n_init=n_init, random_state=random_state)
         sst2_runs.append(runs.assign(model=label))
 sst2_per_seed = pd.concat(sst2_runs, ignore_index=True)
-grouped = sst2_per_seed.groupby(["model", "method"], sort=False).accuracy
-sst2 = grouped.mean().to_frame().join(grouped.std(ddof=1).fillna(0.0).rename("accuracy_std")).reset_index()
-save_table(sst2, output_dir, "sst2", tolerance={"accuracy": "accuracy_std", "accuracy_std": "accuracy_std"})
+sst2 = probe_summary(sst2_per_seed)
+accuracy_tolerance = 100 * seed_tolerance(sst2_per_seed, ["model", "method"], ["accuracy"])["accuracy"]
+save_table(sst2, output_dir, "sst2", tolerance={"accuracy": "accuracy_std", "accuracy_std": "accuracy_std",
+                                                 **dict.fromkeys(["difference", "low", "high"], accuracy_tolerance)})
 sst2.round(4)
 
 # %%
@@ -381,7 +383,9 @@ print(verdicts(assess_findings(sts_summary, comparisons, sst2), ["SST-2"], value
 # `finetune_clusters` clusters of each batch of 32, `finetune_n_pc` directions each: the slides give no
 # settings, and a batch cannot hold BERT's 27 clusters of 12 points; the cluster means are subtracted
 # inside the graph, the directions are constants found on the detached batch), AdamW at 2·10⁻⁵ with a
-# linear decay, over `finetune_seeds`; dev batches are processed the same way. Then, per layer, the
+# linear decay, over `finetune_seeds`; dev batches are processed the same way, so a prediction depends
+# on its batch-mates, and the model trained with the method is also scored on raw [CLS] vectors (the
+# method in training only, `accuracy_raw_cls`). Then, per layer and for every seed, the
 # [CLS] vectors of the dev pairs: I(W), IsoScore, and ||mean|| / mean ||[CLS]|| (0 when zero-mean, 1 when
 # all equal), for the pre-trained model, the model fine-tuned without the method, and the one fine-tuned
 # with it (whose processed last-layer vectors, what its classifier saw, are a separate point). The
@@ -390,7 +394,9 @@ print(verdicts(assess_findings(sts_summary, comparisons, sst2), ["SST-2"], value
 #
 # Read the accuracies against chance, printed below them (the majority class of dev). A model that
 # 2 epochs leave near chance has barely moved from its pre-trained weights, so "the method does not
-# help" and the [CLS] geometry after fine-tuning then say little about a model that has learnt the task.
+# help" and the [CLS] geometry after fine-tuning then say little about a model that has learnt the task:
+# where the runs without the method do not clear the majority class with the interval of their mean
+# over seeds, the task's findings are *not comparable* (training did not learn).
 
 # %%
 batch_method = BatchMethod(finetune_clusters, finetune_n_pc)
@@ -402,24 +408,23 @@ for task in finetune_tasks:
                       .assign(task=task, model="pre-trained"))
     for seed in finetune_seeds:
         for label, method in (("without", None), ("with the method", batch_method)):
-            # The per-layer geometry of one run of each; every run is stored, so a stopped run resumes.
-            accuracy, geometry = finetune_run(task, finetune_model, method=method, epochs=finetune_epochs,
-                                              train_size=finetune_train_size or None, seed=seed,
-                                              geometry=seed == finetune_seeds[0], device=device, resume=True)
-            finetune_rows.append({"task": task, "model": finetune_model, "method": label, "seed": seed,
-                                  "accuracy": accuracy})
-            if geometry is not None:
-                name = "fine-tuned" if method is None else "fine-tuned with the method"
-                cls_tables.append(geometry.assign(task=task, model=name))
-finetuned = pd.DataFrame(finetune_rows, columns=["task", "model", "method", "seed", "accuracy"])
+            # Every run is stored with its per-layer geometry, so a stopped run resumes.
+            accuracies, geometry = finetune_run(task, finetune_model, method=method, epochs=finetune_epochs,
+                                                train_size=finetune_train_size or None, seed=seed, geometry=True,
+                                                device=device, resume=True)
+            finetune_rows.append({"task": task, "model": finetune_model, "method": label, "seed": seed, **accuracies})
+            name = "fine-tuned" if method is None else "fine-tuned with the method"
+            cls_tables.append(geometry.assign(task=task, model=name, seed=seed))
+finetuned = pd.DataFrame(finetune_rows, columns=["task", "model", "method", "seed", "accuracy", "accuracy_raw_cls"])
 cls_table = pd.concat(cls_tables, ignore_index=True) if cls_tables else None
 if finetune_tasks:
-    save_table(finetuned, output_dir, "finetune", tolerance=seed_tolerance(finetuned, ["task", "method"], ["accuracy"]))
+    save_table(finetuned, output_dir, "finetune",
+               tolerance=seed_tolerance(finetuned, ["task", "method"], ["accuracy", "accuracy_raw_cls"]))
     save_table(cls_table, output_dir, "cls_geometry")
-    print(finetuned.groupby(["task", "method"], sort=False).accuracy.agg(["mean", "std"]).mul(100).round(1))
-    dev_labels = {task: finetune_texts(task, FINETUNE_TASKS[task][1])[2] for task in finetune_tasks}
+    print(finetuned.groupby(["task", "method"], sort=False)[["accuracy", "accuracy_raw_cls"]].agg(["mean", "std"])
+          .mul(100).round(1))
     print("Always answering the majority class of dev:",
-          ", ".join(f"{task} {100 * np.bincount(labels).max() / len(labels):.1f}" for task, labels in dev_labels.items()))
+          ", ".join(f"{task} {100 * majority_share(task):.1f}" for task in finetune_tasks))
 else:
     print("Fine-tuning is not run in this profile (finetune_tasks is empty).")
 

@@ -13,7 +13,8 @@ comparison table on :mod:`isolib.transforms`, :mod:`isolib.evaluation` and :mod:
   sentence pairs and crossed with the seeds;
 * :func:`sweep` -- Spearman over a grid of (k, n_pc), to see whether the gain is robust or tuned;
 * :func:`scale_dependence` -- I(W) and IsoScore of the same clouds at several scales;
-* :func:`probe_accuracy` -- a logistic-regression probe on sentence vectors (the SST-2 protocol);
+* :func:`probe_with_method` -- a logistic-regression probe on sentence vectors (the SST-2 protocol), and
+  :func:`probe_summary` -- with and without the method, paired over dev sentences;
 * :func:`finetune` -- fine-tuning on RTE or WiC with the method on each batch's [CLS] vectors or without
   (:func:`isotropise_batch`), and :func:`cls_geometry` -- I(W), IsoScore and the mean of [CLS] per layer;
   :func:`finetune_run` -- both, stored in the cache so that a stopped run resumes (as the rows and the
@@ -59,6 +60,7 @@ from isolib.findings import (
     bootstrap_threshold,
     combine_corpora,
     compare_correlations,
+    compare_with_control,
     declare,
     judge_decoder_views,
     models_line,
@@ -95,8 +97,9 @@ __all__ = [
     "compare_methods",
     "sweep",
     "scale_dependence",
-    "probe_accuracy",
+    "probe_correct",
     "probe_with_method",
+    "probe_summary",
     "BatchMethod",
     "FINETUNE_TASKS",
     "finetune_texts",
@@ -426,14 +429,20 @@ def scale_dependence(clouds: dict, scales: Sequence[float] = (1, 3, 10)) -> pd.D
                          for name, points in clouds.items() for scale in scales])
 
 
-def probe_accuracy(train_vectors, train_labels, test_vectors, test_labels, *, random_state=None) -> float:
-    """Accuracy of a logistic-regression probe (L2, C = 1, standardised inputs) trained on one set, scored on another."""
+def probe_correct(train_vectors, train_labels, test_vectors, test_labels, *, random_state=None) -> np.ndarray:
+    """Which test items a logistic-regression probe (L2, C = 1, standardised inputs) trained on one set gets right.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_test,)
+        Its mean is the probe's accuracy; kept per item for a paired comparison of two probes.
+    """
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     probe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, random_state=random_state))
     probe.fit(np.asarray(train_vectors), np.asarray(train_labels))
-    return float(probe.score(np.asarray(test_vectors), np.asarray(test_labels)))
+    return probe.predict(np.asarray(test_vectors)) == np.asarray(test_labels)
 
 
 def probe_with_method(train: tuple, dev: tuple, settings: Settings, *, seeds: Sequence[int] = (0,), n_init: int = 1,
@@ -453,20 +462,53 @@ def probe_with_method(train: tuple, dev: tuple, settings: Settings, *, seeds: Se
     Returns
     -------
     pandas.DataFrame
-        ``method`` (``pre-trained`` or the proposed method), ``seed``, ``accuracy`` on ``dev``. The method
-        is fitted on the training tokens only; dev tokens are assigned to the training clusters and
-        processed with the training means and directions, so nothing of ``dev`` is fitted.
+        ``method`` (``pre-trained`` or the proposed method), ``seed``, ``accuracy`` on ``dev`` and
+        ``correct`` (which dev sentences it got right, an array of shape (n_dev,)). The method is fitted
+        on the training tokens only; dev tokens are assigned to the training clusters and processed with
+        the training means and directions, so nothing of ``dev`` is fitted.
     """
     (train_tokens, train_ids, train_labels), (dev_tokens, dev_ids, dev_labels) = train, dev
-    pooled = [mean_pool(train_tokens, train_ids), mean_pool(dev_tokens, dev_ids)]
-    rows = [{"method": "pre-trained", "seed": np.nan,
-             "accuracy": probe_accuracy(pooled[0], train_labels, pooled[1], dev_labels, random_state=random_state)}]
+
+    def row(method: str, seed, train_pooled, dev_pooled) -> dict:
+        correct = probe_correct(train_pooled, train_labels, dev_pooled, dev_labels, random_state=random_state)
+        return {"method": method, "seed": seed, "accuracy": float(correct.mean()), "correct": correct}
+
+    rows = [row("pre-trained", np.nan, mean_pool(train_tokens, train_ids), mean_pool(dev_tokens, dev_ids))]
     for seed in seeds:
         method = ClusterIsotropy(settings.n_clusters, settings.n_pc, small_clusters="merge", n_init=n_init,
                                  random_state=seed).fit(train_tokens)
-        pooled = [mean_pool(method.transform(train_tokens), train_ids), mean_pool(method.transform(dev_tokens), dev_ids)]
-        rows.append({"method": PROPOSED, "seed": seed,
-                     "accuracy": probe_accuracy(pooled[0], train_labels, pooled[1], dev_labels, random_state=random_state)})
+        rows.append(row(PROPOSED, seed, mean_pool(method.transform(train_tokens), train_ids),
+                        mean_pool(method.transform(dev_tokens), dev_ids)))
+    return pd.DataFrame(rows)
+
+
+def probe_summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """:func:`probe_with_method` runs of several models, summarised: the method against the pre-trained probe.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        :func:`probe_with_method` rows with ``model``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per model and method: ``accuracy`` and ``accuracy_std`` (over seeds); on the proposed method's
+        row, ``difference``, ``low`` and ``high`` (x 100): its accuracy minus the pre-trained probe's,
+        paired over dev sentences and crossed with seeds (:func:`isolib.findings.compare_with_control`).
+    """
+    rows = []
+    for (model, method), group in runs.groupby(["model", "method"], sort=False):
+        rows.append({"model": model, "method": method, "accuracy": group.accuracy.mean(),
+                     "accuracy_std": group.accuracy.std(ddof=1) if len(group) > 1 else 0.0,
+                     "difference": np.nan, "low": np.nan, "high": np.nan})
+        pretrained = runs[(runs.model == model) & (runs.method == "pre-trained")]
+        if method == PROPOSED and len(pretrained):
+            ours = np.column_stack(group.correct.to_list()).astype(float)
+            control = np.repeat(np.column_stack(pretrained.correct.to_list()).astype(float), ours.shape[1], axis=1)
+            verdict = compare_with_control(ours, control)
+            rows[-1].update(difference=100 * verdict.value, low=100 * verdict.interval[0],
+                            high=100 * verdict.interval[1])
     return pd.DataFrame(rows)
 
 
@@ -564,7 +606,9 @@ def finetune(task: str, model: str = "minilm", *, method: BatchMethod | None = N
     Here: AdamW (lr ``lr``, weight decay 0.01) with a linear decay to 0, dropout 0.1 before the
     classifier, batches of ``batch_size`` drawn in a seeded random order (a last short batch is
     kept); evaluation on the task's dev split in order, with the method applied to each dev batch
-    as in training (transductive per batch, as the slides describe).
+    as in training (transductive per batch, as the slides describe: a prediction then depends on
+    its batch-mates), and, for a model trained with the method, also on the raw [CLS] vectors (the
+    method in training only).
 
     Parameters
     ----------
@@ -579,8 +623,9 @@ def finetune(task: str, model: str = "minilm", *, method: BatchMethod | None = N
 
     Returns
     -------
-    accuracy : float
-        On the dev split, in [0, 1].
+    accuracies : dict of str to float
+        On the dev split, in [0, 1]: ``accuracy`` (dev batches processed as in training) and
+        ``accuracy_raw_cls`` (the classifier on raw [CLS] vectors; the same without a method).
     encoder : transformers.PreTrainedModel
         The fine-tuned encoder (for :func:`cls_geometry`), in eval mode.
     """
@@ -619,14 +664,19 @@ def finetune(task: str, model: str = "minilm", *, method: BatchMethod | None = N
     encoder.eval()
     head.eval()
     first, second, labels = finetune_texts(task, FINETUNE_TASKS[task][1])
-    correct = 0
-    with torch.no_grad():
-        for start in range(0, len(labels), batch_size):
-            rows = slice(start, start + batch_size)
-            cls = _classifier_inputs(encoder, loaded.tokenizer, first[rows], second[rows], method,
-                                     max_length=max_length, random_state=seed, device=device)
-            correct += int((head(cls).argmax(dim=1).cpu().numpy() == labels[rows]).sum())
-    return correct / len(labels), encoder
+
+    def dev_accuracy(applied: BatchMethod | None) -> float:
+        correct = 0
+        with torch.no_grad():
+            for start in range(0, len(labels), batch_size):
+                rows = slice(start, start + batch_size)
+                cls = _classifier_inputs(encoder, loaded.tokenizer, first[rows], second[rows], applied,
+                                         max_length=max_length, random_state=seed, device=device)
+                correct += int((head(cls).argmax(dim=1).cpu().numpy() == labels[rows]).sum())
+        return correct / len(labels)
+
+    accuracy = dev_accuracy(method)
+    return {"accuracy": accuracy, "accuracy_raw_cls": accuracy if method is None else dev_accuracy(None)}, encoder
 
 
 def cls_geometry(encoder, tokenizer, task: str, *, method: BatchMethod | None = None, batch_size: int = 32,
@@ -674,7 +724,7 @@ def cls_geometry(encoder, tokenizer, task: str, *, method: BatchMethod | None = 
 
 def finetune_run(task: str, model: str = "minilm", *, method: BatchMethod | None = None, epochs: int = 2,
                  train_size: int | None = None, seed: int = 0, geometry: bool = False, device: str = "cpu",
-                 resume: bool = False) -> tuple[float, pd.DataFrame | None]:
+                 resume: bool = False) -> tuple[dict, pd.DataFrame | None]:
     """One fine-tuning run (:func:`finetune`) and, with ``geometry``, the [CLS] geometry of its encoder.
 
     With ``resume`` the result is stored in the cache and reused for the same task, model weights,
@@ -683,21 +733,21 @@ def finetune_run(task: str, model: str = "minilm", *, method: BatchMethod | None
 
     Returns
     -------
-    accuracy : float
-        Dev accuracy, in [0, 1].
+    accuracies : dict of str to float
+        Dev accuracies, in [0, 1] (:func:`finetune`).
     geometry : pandas.DataFrame or None
         :func:`cls_geometry` of the fine-tuned encoder on the dev pairs (with ``method``, and
         ``random_state=seed``), or None without ``geometry``.
     """
     import isolib.models
 
-    def compute() -> tuple[float, pd.DataFrame | None]:
-        accuracy, encoder = finetune(task, model, method=method, epochs=epochs, train_size=train_size, seed=seed,
-                                     device=device)
+    def compute() -> tuple[dict, pd.DataFrame | None]:
+        accuracies, encoder = finetune(task, model, method=method, epochs=epochs, train_size=train_size, seed=seed,
+                                       device=device)
         if not geometry:
-            return accuracy, None
+            return accuracies, None
         tokenizer = isolib.models.load_model(model, device=device).tokenizer
-        return accuracy, cls_geometry(encoder, tokenizer, task, method=method, random_state=seed, device=device)
+        return accuracies, cls_geometry(encoder, tokenizer, task, method=method, random_state=seed, device=device)
 
     inputs = {"task": task, "model": isolib.models.fingerprint(model), "method": method, "epochs": epochs,
               "train_size": train_size, "seed": seed, "geometry": geometry, "device": device}
@@ -833,14 +883,17 @@ def _dataset_findings(model: str, dataset: str, summary: pd.DataFrame, compariso
 
 def _sst2_finding(model: str, rows: pd.DataFrame) -> Finding:
     before, after = rows.loc["pre-trained"], rows.loc[PROPOSED]
+    verdict = Verdict(bool(after.difference > 0), float(after.difference), float(after.difference),
+                      (float(after.low), float(after.high)), bool(after.low <= 0 <= after.high), 0.0, "above")
     return declare("SST-2: the method raises a linear probe's accuracy",
                    f"{SLIDES_SST2[0]:.2f} -> {SLIDES_SST2[1]:.2f} (no protocol given)", model,
-                   f"{100 * before.accuracy:.2f} -> {100 * after.accuracy:.2f} (+- {100 * after.accuracy_std:.2f})",
-                   sign(after.accuracy - before.accuracy - after.accuracy_std)
-                   if np.isfinite(after.accuracy_std) else Verdict.undecided(),
-                   "reproduced if the mean accuracy with the method minus one standard deviation is above the "
-                   "pre-trained accuracy (logistic probe, SST-2 train -> dev).", kind="test",
-                   control="the probe on the pre-trained vectors")
+                   f"{100 * before.accuracy:.2f} -> {100 * after.accuracy:.2f} (+- {100 * after.accuracy_std:.2f} "
+                   f"over seeds): {after.difference:+.2f} [95% CI {after.low:+.2f} to {after.high:+.2f}]",
+                   verdict if np.isfinite(after.difference) else Verdict.undecided(),
+                   "reproduced if the mean accuracy with the method is above the pre-trained probe's, with the 95% "
+                   "interval of the difference over dev sentences crossed with clustering seeds above 0; borderline "
+                   "if it straddles 0 (logistic probe, SST-2 train -> dev).", kind="test",
+                   control="the probe on the pre-trained vectors, on the same dev sentences")
 
 
 def _with_tally(findings: list[Finding], comparisons: pd.DataFrame) -> list[Finding]:
@@ -915,6 +968,9 @@ def _finetune_findings(finetuned: pd.DataFrame, cls: pd.DataFrame, majority: dic
         per_method = runs.groupby("method").accuracy
         means, spreads = per_method.mean(), per_method.std(ddof=1).fillna(0.0)
         learned = _learned(runs[runs.method == "without"].accuracy, majority[task])
+        with_method = runs[runs.method == "with the method"]
+        raw_cls = (f"; the method in training only, raw [CLS] at evaluation: "
+                   f"{100 * with_method.accuracy_raw_cls.mean():.1f}" if "accuracy_raw_cls" in runs else "")
         if not learned.passed or learned.borderline:
             spread = ("" if learned.interval is None else
                       f" [95% CI {100 * learned.interval[0]:.1f} to {100 * learned.interval[1]:.1f}]")
@@ -930,28 +986,32 @@ def _finetune_findings(finetuned: pd.DataFrame, cls: pd.DataFrame, majority: dic
             f"Fine-tuned {task.upper()} accuracy: the method does not help", f"{paper_without} without, {paper_with} with",
             model, f"{100 * means['without']:.1f} +- {100 * spreads['without']:.1f} without, "
                    f"{100 * means['with the method']:.1f} +- {100 * spreads['with the method']:.1f} with "
-                   f"({runs.seed.nunique()} seeds)",
+                   f"({runs.seed.nunique()} seeds)" + raw_cls,
             threshold(means["with the method"] - means["without"] - spreads["without"], below=0, inclusive=True),
             "reproduced if the mean dev accuracy with the method is at most the mean without it plus one standard "
             "deviation over seeds.", kind="test", control="fine-tuning without the method"))
+        # One row per model (and seed of the fine-tuned ones) at the last layer: the mean over seeds is judged.
         last = cls[(cls.task == task) & ~cls.processed]
-        last = last[last.layer == last.layer.max()].set_index("model")
+        last = last[last.layer == last.layer.max()].groupby("model")[["mean_ratio", "i_w"]]
+        spread = last.std(ddof=1).fillna(0.0)
+        last = last.mean()
         pretrained, tuned = last.mean_ratio["pre-trained"], last.mean_ratio["fine-tuned"]
         findings.append(declare(
             f"{task.upper()}: after fine-tuning, [CLS] vectors are already zero-mean", "stated", model,
-            f"||mean|| / mean ||[CLS]|| at the last layer: {pretrained:.2f} pre-trained, {tuned:.2f} fine-tuned",
+            f"||mean|| / mean ||[CLS]|| at the last layer: {pretrained:.2f} pre-trained, {tuned:.2f} "
+            f"+- {spread.mean_ratio['fine-tuned']:.2f} fine-tuned (over seeds)",
             all_of(threshold(tuned, below=0.25), threshold(tuned - pretrained, below=0)),
             "reproduced if, at the last layer on dev, the norm of the mean [CLS] vector is below a quarter of the "
             "mean norm after fine-tuning (0 for a zero-mean cloud, 1 for identical vectors) and below the "
             "pre-trained model's.", kind="test", control="the pre-trained model's [CLS] vectors",
             threshold_ours=True))
-        processed = cls[(cls.task == task) & cls.processed & (cls.model == "fine-tuned with the method")]
+        processed = cls[(cls.task == task) & cls.processed & (cls.model == "fine-tuned with the method")].i_w.mean()
         plain = last.i_w["fine-tuned"]
         findings.append(declare(
             f"{task.upper()}: the method raises the isotropy I(W) of [CLS]", f"{iso_without:.3g} -> {iso_with:.3g}",
-            model, f"{plain:.3g} (fine-tuned) -> {processed.i_w.iloc[0]:.3g} (processed [CLS] of the model "
-                   "fine-tuned with the method)",
-            sign(processed.i_w.iloc[0] - plain),
+            model, f"{plain:.3g} (fine-tuned) -> {processed:.3g} (processed [CLS] of the model fine-tuned with the "
+                   "method; means over seeds)",
+            sign(processed - plain),
             "passed if I(W) of the last-layer dev [CLS] vectors as the classifier saw them with the method "
             "exceeds that of the model fine-tuned without it (the method raises I(W) by construction).",
             kind="check"))
@@ -971,7 +1031,7 @@ def assess_findings(sts_summary: pd.DataFrame, comparisons: pd.DataFrame, sst2: 
     comparisons : pandas.DataFrame
         :func:`compare_methods` of the same rows.
     sst2 : pandas.DataFrame, optional
-        ``model``, ``method`` (``pre-trained`` or the proposed method), ``accuracy``, ``accuracy_std``.
+        :func:`probe_summary`.
     finetuned : pandas.DataFrame, optional
         One row per fine-tuning run: ``task``, ``model``, ``method`` (``without`` or ``with the method``),
         ``seed``, ``accuracy``. None or empty when the profile does not fine-tune.
