@@ -14,6 +14,11 @@ GMM + Mean + PCA       ``cluster_isotropy(X, k, n_pc, method="gmm")``
 K-means + Mean + PCA   ``cluster_isotropy(X, k, n_pc)`` (the proposed method)
 =====================  ==========================================================
 
+Three more changes of a space, used to see what moves each isotropy measure (notebook 05):
+:func:`whiten` (every direction given unit variance), :func:`standardise` (every coordinate
+centred and scaled to unit variance, the cure for rogue dimensions of Timkey & van Schijndel
+2021) and :func:`drop_top_dimensions` (the coordinates of largest variance removed).
+
 Every function returns a new float64 array; the input is never modified.
 """
 
@@ -27,7 +32,7 @@ from sklearn.mixture import GaussianMixture
 from isolib._blas import one_blas_thread
 from isolib._checks import as_points, check_int, sample_rows, sklearn_seed
 
-__all__ = ["centre", "abtt", "ClusterIsotropy", "cluster_isotropy"]
+__all__ = ["centre", "abtt", "whiten", "standardise", "drop_top_dimensions", "ClusterIsotropy", "cluster_isotropy"]
 
 CLUSTER_METHODS = ("kmeans", "gmm")
 
@@ -97,6 +102,98 @@ def abtt(X, n_components: int) -> np.ndarray:
     points = as_points(X, min_samples=2)
     n_components = check_int(n_components, "n_components", low=0, high=points.shape[1])
     return _remove_top_directions(points - points.mean(axis=0), n_components)
+
+
+def whiten(X, *, tolerance: float = 1e-10) -> np.ndarray:
+    """ZCA whitening: centre, then give every principal direction unit variance, in the original coordinates.
+
+    ``Z = (X - mean) V diag(lambda^-1/2) V^T`` with ``lambda, V`` the eigenvalues and eigenvectors of
+    the covariance (``ddof = 1``). Of all whitening matrices, ZCA's keeps the result nearest to the
+    centred input (Kessy et al. 2018), so coordinates keep their meaning.
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+    tolerance : float
+        Directions whose variance is below ``tolerance`` times the largest are left at zero (with
+        fewer points than dimensions, or collinear features, some directions carry no variance).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features), float64
+        Zero mean; covariance the identity on the directions kept (the projector onto them when
+        some are dropped), so IsoScore is 1 when none is.
+
+    Raises
+    ------
+    ValueError
+        On NaN/infinity, fewer than 2 samples, or identical points (no direction has variance).
+    """
+    points = as_points(X, min_samples=2)
+    centred = points - points.mean(axis=0)
+    with one_blas_thread():
+        variances, directions = scipy.linalg.eigh(centred.T @ centred / (len(points) - 1))
+    if variances[-1] <= 0:
+        raise ValueError("all points of X are identical, so no direction can be whitened.")
+    kept = variances > tolerance * variances[-1]
+    directions = directions[:, kept]
+    return (centred @ directions) / np.sqrt(variances[kept]) @ directions.T
+
+
+def standardise(X) -> np.ndarray:
+    """Z-score every coordinate: subtract its mean and divide by its standard deviation (``ddof = 0``).
+
+    Timkey & van Schijndel (2021)'s remedy for rogue dimensions: one coordinate with a huge mean or
+    variance can no longer dominate a dot product. Unlike :func:`whiten`, correlations between
+    coordinates stay. An affine change of one coordinate (``a x_j + b``, ``a > 0``) leaves the result
+    unchanged.
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features), float64
+        Every coordinate of mean 0 and variance 1; a constant coordinate becomes 0.
+
+    Raises
+    ------
+    ValueError
+        On NaN/infinity or fewer than 2 samples.
+    """
+    points = as_points(X, min_samples=2)
+    centred = points - points.mean(axis=0)
+    scale = centred.std(axis=0)
+    return centred / np.where(scale > 0, scale, 1.0)
+
+
+def drop_top_dimensions(X, n_dimensions: int) -> np.ndarray:
+    """Remove the ``n_dimensions`` coordinates of largest variance (rogue dimensions), nothing else.
+
+    No centring: what remains is the same vectors without those coordinates, so a measure's
+    change says how much of it those coordinates carried.
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+    n_dimensions : int
+        ``0 <= n_dimensions < n_features``.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features - n_dimensions), float64
+        The other coordinates, in their order.
+
+    Raises
+    ------
+    ValueError
+        On NaN/infinity, fewer than 2 samples, or ``n_dimensions`` outside ``[0, n_features)``.
+    """
+    points = as_points(X, min_samples=2)
+    n_dimensions = check_int(n_dimensions, "n_dimensions", low=0, high=points.shape[1] - 1)
+    order = np.argsort(-points.var(axis=0), kind="stable")
+    return points[:, np.sort(order[n_dimensions:])]
 
 
 SMALL_CLUSTER_RULES = ("raise", "merge")

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from isolib.metrics import isoscore
-from isolib.transforms import ClusterIsotropy, abtt, centre, cluster_isotropy
+from isolib.transforms import ClusterIsotropy, abtt, centre, cluster_isotropy, drop_top_dimensions, standardise, whiten
 
 
 def anisotropic_cloud(n=400, dim=10, shift=5.0, seed=0):
@@ -180,3 +180,48 @@ def test_a_clusterer_fitted_on_a_sample_still_assigns_and_processes_every_vector
         np.testing.assert_allclose(transformed[estimator.labels_ == cluster].mean(axis=0), 0, atol=1e-8)
     again = ClusterIsotropy(2, 2, method="gmm", fit_size=40, random_state=0).fit_transform(X)
     np.testing.assert_array_equal(transformed, again)
+
+
+def test_whitening_gives_identity_covariance_and_an_isoscore_of_one():
+    X = anisotropic_cloud() @ np.random.default_rng(1).normal(size=(10, 10))  # correlated coordinates
+    before = X.copy()
+    white = whiten(X)
+    np.testing.assert_array_equal(X, before)
+    np.testing.assert_allclose(white.mean(axis=0), 0, atol=1e-10)
+    np.testing.assert_allclose(np.cov(white, rowvar=False), np.eye(10), atol=1e-8)
+    assert isoscore(white) == pytest.approx(1, abs=1e-9)
+    # ZCA: the whitening nearest to the input; a rotation of the input whitens to the same rotation.
+    rotation, _ = np.linalg.qr(np.random.default_rng(2).normal(size=(10, 10)))
+    np.testing.assert_allclose(whiten(X @ rotation), white @ rotation, atol=1e-8)
+
+
+def test_whitening_with_fewer_points_than_dimensions_whitens_the_directions_it_has():
+    X = np.random.default_rng(0).normal(size=(6, 10))
+    white = whiten(X)
+    covariance = np.cov(white, rowvar=False)
+    np.testing.assert_allclose(covariance @ covariance, covariance, atol=1e-8)  # a projector
+    assert np.trace(covariance) == pytest.approx(5)  # rank n - 1
+    with pytest.raises(ValueError, match="identical"):
+        whiten(np.ones((4, 3)))
+
+
+def test_standardise_makes_every_coordinate_zero_mean_unit_variance_and_ignores_affine_changes():
+    X = anisotropic_cloud()
+    result = standardise(X)
+    np.testing.assert_allclose(result.mean(axis=0), 0, atol=1e-10)
+    np.testing.assert_allclose(result.std(axis=0), 1)
+    rogue = X.copy()
+    rogue[:, 3] = 40 * rogue[:, 3] + 500  # a rogue dimension: huge mean and variance
+    np.testing.assert_allclose(standardise(rogue), result, atol=1e-9)
+    constant = np.column_stack([X[:, :2], np.full(len(X), 7.0)])
+    np.testing.assert_array_equal(standardise(constant)[:, 2], 0)
+
+
+def test_drop_top_dimensions_removes_the_coordinates_of_largest_variance_only():
+    X = anisotropic_cloud()  # variances fall with the coordinate's index
+    np.testing.assert_array_equal(drop_top_dimensions(X, 0), X)
+    np.testing.assert_array_equal(drop_top_dimensions(X, 3), X[:, 3:])
+    shuffled = X[:, ::-1]
+    np.testing.assert_array_equal(drop_top_dimensions(shuffled, 2), shuffled[:, :-2])
+    with pytest.raises(ValueError, match="n_dimensions"):
+        drop_top_dimensions(X, 10)
