@@ -256,8 +256,8 @@ def appendix_a_plan(glue_tasks: Sequence[str], glue_models: Sequence[str]) -> pd
         for model in models:
             run = task in glue_tasks and model in glue_models
             if task not in GLUE_TASKS:
-                reason = (f"not run: its training set is not in the data registry (data/registry.yaml) nor in "
-                          f"../shared/data.")
+                reason = ("not run: its training set is not in the data registry (data/registry.yaml) nor in "
+                          "../shared/data.")
             elif model not in glue_models and model not in OFFLINE_MODELS:
                 reason = (f"not run: {model} is a Hugging Face Hub model, not available offline (the paper profile "
                           "runs it).")
