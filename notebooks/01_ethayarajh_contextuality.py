@@ -193,7 +193,9 @@ plotted = per_layer.assign(model=views.str[0], view=views.str[1])
 save_table(per_layer, output_dir, "per_layer")
 # Judged once here; the per-figure verdicts below pick their claims from it.
 layer_verdicts = assess_findings(per_layer, per_word, n_lowest=n_lowest)
-per_layer.drop(columns=["n_layers", "n_words", "n_occurrences"]).round(3)
+# The columns a reader compares across layers; every column is in per_layer.csv.
+show_table(per_layer[["model", "layer", "baseline_cosine", "self_similarity_adjusted", "intra_similarity_adjusted",
+                      "mev_adjusted", "mev_centred_adjusted", "first_position_norm_ratio"]])
 
 
 # %% [markdown]
@@ -271,7 +273,9 @@ print(verdicts(layer_verdicts,
 # rank ≤ *n*), while the baseline is estimated from 1,000 occurrences: rare words inflate the raw MEV.
 
 # %%
-fig, axes = plt.subplots(1, 4, figsize=(19, 4.4), constrained_layout=True)
+# Two by two: four panels in a row are too narrow to read at JupyterLab's width.
+fig, axes = plt.subplots(2, 2, figsize=(12, 8), constrained_layout=True)
+axes = axes.ravel()
 panels = [("mev_adjusted", "MEV − baseline", "(a) uncentred (the paper's formula)"),
           ("mev_centred_adjusted", "MEV − baseline", "(b) centred word and baseline"),
           ("mev_authors_adjusted", "MEV − baseline", "(c) centred word − uncentred baseline\n(the authors' code)"),
@@ -283,7 +287,7 @@ for ax, (measure, ylabel, title) in zip(axes, panels):
     ax.set_title(title, fontsize="medium")
 axes[0].axhline(0.05, color="black", ls=":", lw=1, label="0.05 (the paper's bound)")
 # One legend outside the panels, so that no line is hidden behind it.
-fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=8, fontsize="small")
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=5, fontsize="small")
 for ax in axes:
     ax.get_legend().remove()
 axes[3].set_ylim(-0.02, max(0.1, 1.1 * per_layer.mev_below_baseline.max()))
