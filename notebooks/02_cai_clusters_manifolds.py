@@ -93,6 +93,7 @@ stability_share: float = 0.5  # the stability table repeats the first corpus wit
 storage_dtype: str = "float16"  # cache dtype of the embeddings: float32 or float16
 device: str = "cpu"  # torch device: cpu or cuda
 random_state: int = 0  # seed of the window draw and of every sample and k-means initialisation
+n_jobs: int = -1  # worker processes sharing a model's layers; -1 uses every core, 1 runs in the kernel
 
 # %%
 import time
@@ -198,7 +199,8 @@ for (label, corpus), kept in analysed.items():
 # %%
 tables, clusters = {"per_layer": [], "silhouettes": [], "clusters": [], "units": []}, {}
 for (label, corpus), embedding in embeddings.items():
-    geometry = geometry_by_layer(embedding, analysed[label, corpus], random_state=random_state, **geometry_options)
+    geometry = geometry_by_layer(embedding, analysed[label, corpus], random_state=random_state, n_jobs=n_jobs,
+                                 **geometry_options)
     for name in tables:
         table = getattr(geometry, name)
         tables[name].append(table.assign(model=label, corpus=corpus)[["model", "corpus", *table.columns]])

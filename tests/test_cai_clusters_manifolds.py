@@ -347,3 +347,23 @@ def test_pictures_are_described_not_judged():
     findings = picture_findings({}, {"minilm": mixed})
     assert [f.status for f in findings] == ["not comparable", "not comparable"]
     assert "no decoder in this run" in findings[0].rule and findings[1].ours == mixed
+
+
+def test_worker_processes_give_the_layers_of_one_process():
+    from types import SimpleNamespace
+
+    from isolib.studies.cai_clusters_manifolds import geometry_by_layer
+
+    generator = np.random.default_rng(0)
+    arrays = {layer: np.vstack([generator.normal(size=(300, 8)), generator.normal(size=(300, 8)) + 6 * layer])
+              for layer in (0, 1, 2)}
+    embeddings = SimpleNamespace(layers=[0, 1, 2], n_layers=3, layer=arrays.__getitem__)
+    analysed = SimpleNamespace(rows=np.arange(600), types=generator.integers(0, 40, 600).astype(str),
+                               positions=generator.integers(1, 50, 600), is_placeholder=np.zeros(600, dtype=bool))
+    options = dict(k_range=range(2, 4), n_init=2, silhouette_sample=400, lid_k=10, lid_queries=50)
+    serial = geometry_by_layer(embeddings, analysed, n_jobs=1, **options)
+    parallel = geometry_by_layer(embeddings, analysed, n_jobs=2, **options)
+    pd.testing.assert_frame_equal(serial.per_layer, parallel.per_layer, rtol=1e-9)
+    # A worker runs k-means on one thread: its float32 inertia is summed in another order.
+    pd.testing.assert_frame_equal(serial.silhouettes, parallel.silhouettes, rtol=1e-5)
+    assert serial.per_layer.n_clusters.tolist()[1:] == [2, 2]  # two groups apart from layer 1 on

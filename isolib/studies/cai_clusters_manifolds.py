@@ -69,6 +69,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
 from sklearn.decomposition import PCA
 
 from isolib._checks import check_int, rng, sample_rows
@@ -721,15 +722,23 @@ class ModelGeometry:
 
 
 def geometry_by_layer(embeddings: Embeddings, analysed: TokenTypes, *, layers: Sequence[int] | None = None,
-                      random_state: int = 0, **options) -> ModelGeometry:
-    """:func:`layer_geometry` on every stored layer (or ``layers``) of one model, with one unit per type for all."""
-    rows, scores, labels, described, units = [], [], {}, [], []
+                      random_state: int = 0, n_jobs: int | None = None, **options) -> ModelGeometry:
+    """:func:`layer_geometry` on every stored layer (or ``layers``) of one model, with one unit per type for all.
+
+    ``n_jobs`` worker processes share the layers (joblib; None: one, -1: every core). Each layer is
+    seeded (``random_state + layer``), so the values do not depend on it (up to the rounding of
+    k-means' threaded float32 sums); two workers of one thread keep both cores busy where one process
+    leaves k-means' threads waiting on each other.
+    """
     instances = one_instance_per_type(analysed.types, random_state=random_state)
-    for layer in layers if layers is not None else embeddings.layers:
-        array = embeddings.layer(layer)
-        values, selection, clusters, layer_units = layer_geometry(
-            array[analysed.rows], analysed.types, analysed.positions, is_placeholder=analysed.is_placeholder,
-            instances=instances, random_state=random_state + layer, **options)
+    chosen = list(layers if layers is not None else embeddings.layers)
+    results = Parallel(n_jobs=n_jobs)(
+        delayed(layer_geometry)(np.asarray(embeddings.layer(layer)[analysed.rows]), analysed.types, analysed.positions,
+                                is_placeholder=analysed.is_placeholder, instances=instances,
+                                random_state=random_state + layer, **options)
+        for layer in chosen)
+    rows, scores, labels, described, units = [], [], {}, [], []
+    for layer, (values, selection, clusters, layer_units) in zip(chosen, results):
         rows.append({"layer": layer, "paper_layer": paper_layer(layer), "n_layers": embeddings.n_layers, **values})
         scores.append(selection.silhouettes.assign(layer=layer))
         labels[layer] = selection.labels
