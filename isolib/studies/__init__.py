@@ -7,6 +7,7 @@ notebook                                 study module
 ``02_cai_clusters_manifolds``            :mod:`isolib.studies.cai_clusters_manifolds`
 ``03_rajaee_cluster_isotropy``           :mod:`isolib.studies.rajaee_cluster_isotropy`
 ``04_mickus_isotropy_clusters``          :mod:`isolib.studies.mickus_isotropy_clusters`
+``05_every_measure``                     :mod:`isolib.studies.every_measure`
 =======================================  =============================================
 
 A study module declares its paper's findings with :mod:`isolib.findings` and builds on the

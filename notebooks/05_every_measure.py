@@ -1,0 +1,492 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (isolib)
+#     language: python
+#     name: isolib
+# ---
+
+# %% [markdown] tags=["quick-run-note"]
+# > **This is the quick run** (`make quick`): the defaults of the parameters cell, with fewer models and subsets of the data, so its numbers and verdicts can differ from the full run's (`make figures`: all data, every offline model): see [its executed notebook](../figures/05_every_measure/05_every_measure.ipynb).
+
+# %% [markdown]
+# # One embedding space, every measure: which isotropy measures agree, and what moves them
+#
+# The four studies of this collection judge isotropy each with its own measure: Ethayarajh (2019) the
+# average cosine between random tokens, Cai et al. (2021) S_inter and the local intrinsic dimension,
+# Rajaee & Pilehvar (2021) the partition score I(W) of Mu & Viswanath (2018), Mickus et al. (2024)
+# IsoScore. On the same encoders they disagree: notebooks 01 and 02 find MiniLM and MPNet nearly
+# isotropic by the cosine, notebook 03 finds them extremely anisotropic by I(W), and multiplying the
+# same vectors by 3 takes I(W) from 0.1 to 1e-32 while IsoScore does not move. Later work makes this
+# the open question. Rudman et al. (2022, *IsoScore*) argue that the average cosine and I(W) do not
+# measure isotropy at all; Timkey & van Schijndel (2021, *All Bark and No Bite*) show that one to
+# three "rogue" coordinates dominate cosine-based measures, and that standardising each coordinate
+# removes them. No paper and no package puts every measure on the same points.
+#
+# This notebook does. It draws one fixed sample of word tokens of one corpus, takes every layer of
+# every model on those tokens (and a static embedding of the same words), and computes on each
+# (model, view, layer) *cell* the twelve measures of `isolib.metrics`:
+#
+# | measure | what it computes | isotropic end | source |
+# |---|---|---|---|
+# | average cosine | mean cosine over all pairs of tokens | 0 | Ethayarajh 2019 |
+# | anisotropy baseline | mean cosine of 1,000 random tokens of different windows | 0 | Ethayarajh 2019 |
+# | S_inter | mean cosine between types (one random instance each) | 0 | Cai et al. 2021 |
+# | S_intra | mean cosine between instances of one type | 0 | Cai et al. 2021 |
+# | MEV baseline | variance share of the first singular vector of 1,000 random tokens | 1/d | Ethayarajh 2019 |
+# | I(W) | min over max of the partition function over principal directions (both signs) | 1 | Mu & Viswanath 2018 |
+# | IsoScore | how evenly the variance spreads over the principal axes | 1 | Rudman et al. 2022 |
+# | effective rank / d | exponential of the entropy of the singular values, over the dimension | 1 | Roy & Vetterli 2007 |
+# | top-coordinate share | variance share of the coordinate of largest variance | 1/d | Timkey & van Schijndel 2021 |
+# | top-PC share | variance share of the first principal direction | 1/d | Mu & Viswanath 2018 |
+# | LID | local intrinsic dimension, k = 100 nearest neighbours, true distances | d | Cai et al. 2021 |
+# | best k-means silhouette | the best silhouette over k-means with k = 2 ... `k_max` | 0 or below | Cai et al. 2021 |
+#
+# and asks three questions: **do the measures rank the cells alike** (Kendall's tau of every pair, with
+# an interval over cells and token samples); **what moves each measure** (thirteen controlled changes
+# of the same points: centring, all-but-the-top, the cluster-based method of notebook 03, whitening,
+# standardisation, the top 1 and 3 coordinates removed, a random rotation, unit length, the decoder's
+# first position removed, uniform scaling, one planted outlier, fewer points); and **do the
+# literature's claims hold** here, each judged as a test with its control and interval. It regenerates:
+#
+# * **Table `measures`** and **Figure `fig_measures`** — every measure, one row per (model, view, layer), mean over token samples (`measures_by_replicate` has each sample);
+# * **Table `agreement`** and **Figure `fig_agreement`** — Kendall's tau of every pair of measures over the cells;
+# * **Table `sensitivity`** and **Figure `fig_sensitivity`** — each measure's change under each change of the points, on one isotropy scale, with its interval (`changed` has every value);
+# * **Table `rogue`** and **Figure `fig_rogue`** — the share of the average cosine carried by the top coordinates, against a random rotation;
+# * **`RESULTS.md`** — the claims of Rudman et al. (2022) and Timkey & van Schijndel (2021) as tests, and the checks; and, at the end, **a reader's guide**: which measure answers which question, generated from the tables.
+#
+# **Data and tokens.** PTB (train) cut into windows of 512 tokens exactly as notebook 02 cuts it
+# (`isolib.windows.running_text_windows`, the same seed and token budget), so this notebook reads the
+# embeddings notebook 02 caches. The analysed tokens are notebook 02's word tokens (no special token,
+# no symbol, no piece of PTB's `<unk>` and `N`); `n_points` of them are drawn at random
+# `n_replicates` times, the same tokens in every layer and view of a model. The static embedding
+# (`glove-50d`) is measured on the words of the same windows. Layer 0 is the input embedding layer.
+#
+# **Models.** `minilm` and `mpnet` (sentence-transformers encoders) and the decoder `smollm2`
+# (SmolLM2-135M-Instruct) in two views of its first position: as the papers fed it, the first token of
+# each window an attention sink of huge norm (`smollm2`), and with a start token that absorbs the sink
+# (`smollm2 (start token)`, the view judged; the other shown beside, not counted).
+
+# %% tags=["parameters"]
+profile: str = "quick"  # which profile produced this run: quick or full or paper
+output_dir: str = "../build/quick/figures/05_every_measure"  # folder for figures and tables and RESULTS.md
+models: list = ["minilm"]  # offline short names such as minilm or mpnet or smollm2 or Hub ids such as gpt2
+corpus: str = "ptb"  # running text: ptb or wikitext2 (train split)
+window_length: int = 512  # tokens per window including special tokens as notebook 02 cuts them
+token_budget: int = 8192  # about this many tokens per model in windows drawn at random as notebook 02; 0 takes every window
+layers: dict = {}  # layers to extract per model as a list of layer numbers; a model not listed gets every layer
+decoder_views: list = ["start_token"]  # views of a decoder's first position besides the paper's keep: start_token (judged) or drop
+static_baseline: str = "glove-50d"  # static vectors measured on the words of the same windows; empty for none
+n_points: int = 2000  # tokens drawn per sample; every measure of a cell is computed on the same tokens
+n_replicates: int = 3  # independent token samples per cell; the first is also the one the changes are applied to
+baseline_samples: int = 1000  # tokens drawn for the anisotropy and MEV baselines as Ethayarajh
+lid_k: int = 100  # nearest neighbours of the LID estimate as Cai et al.
+lid_queries: int = 500  # random query points whose LID is averaged; 0 uses every point
+k_max: int = 6  # k-means for every k from 2 to k_max; the best silhouette over k is the measure
+n_init: int = 1  # k-means restarts per k
+kmeans_fit_size: int = 2000  # k-means fitted on this many random points then every point assigned; 0 fits all
+silhouette_sample: int = 2000  # points scoring each k by silhouette; 0 scores all
+abtt_components: int = 15  # principal directions removed by all-but-the-top after centring as notebook 03
+cluster_encoder: list = [27, 12]  # k and directions per cluster of the cluster-based method for an encoder as notebook 03
+cluster_decoder: list = [10, 30]  # k and directions per cluster of the cluster-based method for a decoder as notebook 03
+rogue_dimensions: list = [1, 3]  # numbers of top coordinates by variance removed one change each
+scale: float = 3.0  # factor of the uniform scaling
+outlier_scale: float = 20.0  # the planted outlier lies this many median distances from the mean
+small_n: int = 500  # points of the fewer-points change
+anisotropic_cosine: float = 0.1  # a layer is anisotropic when its average cosine is at least this (ours)
+n_resamples: int = 1000  # bootstrap resamples of the intervals
+n_jobs: int = -1  # cells measured at once in worker processes; -1 uses every core, 1 runs in the kernel
+storage_dtype: str = "float16"  # cache dtype of the embeddings: float32 or float16
+device: str = "cpu"  # torch device: cpu or cuda
+random_state: int = 0  # seed of the window draw and of every sample and clustering
+
+# %%
+import time
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from IPython.display import Markdown, display
+
+from isolib.datasets import load_corpus
+from isolib.embed import embed_views, split_view
+from isolib.findings import count_line, findings_table, verdicts, write_results
+from isolib.models import load_model, load_static
+from isolib.plotting import plot_per_layer, save_figure, save_table, seed_tolerance, set_style, show_table
+from isolib.runner import check_output_dir, peak_memory_gib
+from isolib.studies.every_measure import (
+    CHANGES,
+    CITATION,
+    MEASURE_NAMES,
+    MEASURES,
+    ChangeSettings,
+    MeasureOptions,
+    Sample,
+    agreement_table,
+    analysed_tokens,
+    assess_findings,
+    draw_token_samples,
+    library_agreement,
+    measure_spaces,
+    reader_guide,
+    rogue_shares,
+    sensitivity_table,
+    static_sample,
+    strongest_disagreements,
+)
+from isolib.windows import running_text_windows
+
+started = time.perf_counter()
+set_style()
+check_output_dir(profile, output_dir)
+options = MeasureOptions(baseline_samples=baseline_samples, lid_k=lid_k, lid_queries=lid_queries or None, k_max=k_max,
+                         n_init=n_init, kmeans_fit_size=kmeans_fit_size or None,
+                         silhouette_sample=silhouette_sample or None)
+LABELS = {measure.name: measure.label for measure in MEASURES} | {"log10_iw": "log10 I(W)"}
+
+# %% [markdown]
+# ## The token sample
+#
+# Each model reads the corpus with its own tokenizer, so each has its own windows (the same windows of
+# the stream, drawn with notebook 02's seed); `embed_views` reads them from the cache when notebook 02
+# has run with the same settings. The same tokens are drawn in every view and layer of a model.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+lines = load_corpus(corpus, split="train").text
+embeddings, samples, first_tokens = {}, {}, None
+for name in models:
+    loaded = load_model(name, device=device)
+    cut = running_text_windows(lines, loaded.tokenizer, window_length=window_length, token_budget=token_budget or None,
+                               random_state=random_state)
+    views = embed_views(loaded, cut.text.tolist(), views=decoder_views, layers=layers.get(name),
+                        max_length=window_length, batch_size=8, dtype=storage_dtype, device=device)
+    tables = {label: analysed_tokens(embedding.tokens) for label, embedding in views.items()}
+    drawn = draw_token_samples(tables, n_points, n_replicates, random_state=random_state)
+    for label, embedding in views.items():
+        embeddings[label], samples[label] = embedding, drawn[label]
+        print(f"{label}: {len(cut)} windows, {len(embedding.tokens):,} tokens, {len(tables[label]):,} word tokens; "
+              f"samples of {len(drawn[label][0]):,}; layers {list(embedding.layers)}")
+    first_tokens = views[name].tokens if first_tokens is None else first_tokens
+    del loaded
+static = None
+if static_baseline:
+    static = load_static(static_baseline)
+    samples[static_baseline] = static_sample(first_tokens, static.words, n_points, n_replicates, random_state=random_state)
+    print(f"{static_baseline}: samples of {len(samples[static_baseline][0]):,} words of the same windows")
+
+
+# %%
+def cell_samples(label, layer):
+    """The token samples of one cell, one per replicate, read from the cache when asked for."""
+    def read():
+        if label == static_baseline:
+            matrix = static.matrix
+            return [Sample(np.asarray(matrix[drawn.row.to_numpy()], dtype=np.float64), drawn.type.to_numpy(),
+                           drawn.sentence_id.to_numpy(), drawn.position.to_numpy()) for drawn in samples[label]]
+        array = embeddings[label].layer(layer)
+        return [Sample(np.asarray(array[drawn.row.to_numpy()], dtype=np.float64), drawn.type.to_numpy(),
+                       drawn.sentence_id.to_numpy(), drawn.position.to_numpy()) for drawn in samples[label]]
+    return read
+
+
+cells = []
+for label, embedding in embeddings.items():
+    model, view = split_view(label)
+    for layer in embedding.layers:
+        cells.append({"space": label, "model": model, "view": view, "layer": layer})
+if static_baseline:
+    cells.append({"space": static_baseline, "model": static_baseline, "view": "static", "layer": 0})
+decoders = {label for label, embedding in embeddings.items() if embedding.starts_with_content}
+print(f"{len(cells)} cells: " + ", ".join(f"{label} ({sum(cell['space'] == label for cell in cells)})"
+                                          for label in dict.fromkeys(cell["space"] for cell in cells)))
+
+# %% [markdown]
+# ## Every measure on the same points
+#
+# Each cell is measured on each of its `n_replicates` token samples; the first sample is then changed
+# in each of the thirteen ways and measured again (next sections). Measures that share a covariance or
+# scatter matrix (IsoScore, effective rank, the two variance shares, I(W)) compute it once per set of
+# points (`isolib.studies.every_measure.Spectrum`); the checks below confirm that this gives what
+# `isolib.metrics` gives measure by measure. The table shows the mean over token samples.
+
+# %%
+measuring = time.perf_counter()
+
+
+def cell_settings(cell):
+    """The changes of one cell: the cluster-based method as notebook 03 sets it for an encoder or a decoder."""
+    return ChangeSettings(abtt_components=abtt_components,
+                          cluster=tuple(cluster_decoder if cell["space"] in decoders else cluster_encoder),
+                          rogue_dimensions=tuple(rogue_dimensions), scale=scale, outlier_scale=outlier_scale,
+                          small_n=small_n)
+
+
+by_replicate, changed = measure_spaces(((cell, cell_samples(cell["space"], cell["layer"]), cell_settings(cell))
+                                        for cell in cells), options, cell_settings(cells[0]),
+                                       n_replicates=n_replicates, random_state=random_state, n_jobs=n_jobs)
+measuring_minutes = (time.perf_counter() - measuring) / 60
+keys = ["space", "model", "view", "layer"]
+measures = by_replicate.groupby(keys, sort=False)[[*MEASURE_NAMES, "log10_iw"]].mean().reset_index()
+measures = measures.merge(by_replicate.groupby(keys, sort=False)[["dim", "n_points"]].first().reset_index(), on=keys)
+wobbly = seed_tolerance(by_replicate, ["space", "layer"], ["silhouette"])
+save_table(measures, output_dir, "measures", digits=4, tolerance=wobbly)
+save_table(by_replicate, output_dir, "measures_by_replicate", digits=4, tolerance=wobbly | {"best_k": float(k_max)})
+save_table(changed, output_dir, "changed", digits=4, tolerance=wobbly | {"best_k": float(k_max)})
+print(f"{len(by_replicate)} measurements of every measure on the cells' samples and {len(changed)} on changed "
+      f"samples in {measuring_minutes:.1f} min ({by_replicate.seconds.mean():.1f} s each on average)")
+show_table(measures.drop(columns=["model", "view", "iw"]).rename(columns=LABELS), digits=3)
+
+# %%
+spaces = [label for label in dict.fromkeys(measures.space) if label != static_baseline]
+contextual = measures[measures.space.isin(spaces)].assign(
+    view=lambda table: table.view.map({"keep": "as the papers", "start_token": "start token", "drop": "position 0 dropped"}),
+    model=lambda table: table.model)
+fig, axes = plt.subplots(3, 4, figsize=(16, 11.5), constrained_layout=True)
+for ax, measure in zip(axes.flat, MEASURES):
+    column = "log10_iw" if measure.name == "iw" else measure.name
+    plot_per_layer(contextual, column, ax=ax, model="model", style="view")
+    ax.set_ylabel("log10 I(W)" if measure.name == "iw" else "")
+    if static_baseline:
+        ax.axhline(measures.loc[measures.space == static_baseline, column].iloc[0], color="black", ls=":", lw=1.2,
+                   label=f"{static_baseline} (static)")
+    ax.set_title(f"{measure.label}\n({'higher' if measure.isotropic == 'high' else 'lower'} is more isotropic)",
+                 fontsize="medium")
+    ax.set_xlabel("relative depth" if ax in axes[-1] else "")
+    ax.get_legend().remove()
+handles, labels = axes.flat[0].get_legend_handles_labels()
+fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 7), fontsize="small")
+fig.suptitle(f"Every measure on the same tokens of {corpus} ({n_points:,} per sample, mean over {n_replicates} samples)")
+save_figure(fig, output_dir, "fig_measures")
+plt.show()
+
+# %% [markdown]
+# ## Agreement: do the measures rank the cells alike?
+#
+# Each measure is oriented so that higher is more isotropic (the average cosine is negated, I(W) read
+# on a log scale); Kendall's tau-b of every pair is computed over the cells in each token sample and
+# averaged. The interval resamples the cells and the token samples independently: it says how much
+# the agreement depends on which layers and models were run and on which tokens were drawn.
+# A tau of 1: the two rank the cells alike; 0: unrelated; −1: in opposite orders.
+
+# %%
+agreement = agreement_table(by_replicate, n_resamples=n_resamples, random_state=random_state)
+save_table(agreement, output_dir, "agreement", tolerance={"tau": 0.05, "low": 0.1, "high": 0.1})
+matrix = agreement.pivot(index="measure", columns="other", values="tau").loc[list(MEASURE_NAMES), list(MEASURE_NAMES)]
+fig, ax = plt.subplots(figsize=(10, 8.5))
+sns.heatmap(matrix.rename(index=LABELS, columns=LABELS), annot=True, fmt=".2f", cmap="vlag", vmin=-1, vmax=1, center=0,
+            square=True, annot_kws={"fontsize": 8}, cbar_kws={"label": "Kendall tau-b (oriented to isotropy)"}, ax=ax)
+ax.set_xlabel("")
+ax.set_ylabel("")
+ax.set_title(f"Rank agreement over {len(cells)} cells (mean over {n_replicates} token samples)")
+save_figure(fig, output_dir, "fig_agreement")
+plt.show()
+
+# %% [markdown]
+# **The literature** (Rudman et al. 2022) expects IsoScore to disagree with the average cosine and
+# with I(W), which it argues measure something else. The tests below take tau below 0.5 as disagreement
+# (our threshold), with the average cosine against Ethayarajh's anisotropy baseline (two estimates of
+# the same mean cosine) as the control that agreement is detected where it exists.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+library_difference = library_agreement(cell_samples(cells[0]["space"], cells[0]["layer"])()[0])
+rogue = rogue_shares([(cell, cell_samples(cell["space"], cell["layer"])()[0]) for cell in cells],
+                         n_resamples=n_resamples, random_state=random_state)
+findings = assess_findings(by_replicate, changed, rogue, anisotropic_cosine=anisotropic_cosine,
+                           library_difference=library_difference, n_points=n_points, n_replicates=n_replicates,
+                           n_resamples=n_resamples)
+print(verdicts(findings, ["IsoScore and", "Some pair"], values=False))
+
+# %% [markdown]
+# ## What moves each measure
+#
+# Every measure of the first token sample of each cell, before and after each change of the points.
+# To compare measures with different units, each is read on one **isotropy scale**: mapped to [0, 1]
+# with 1 at its isotropic end (1 − |cos| for a mean cosine, 1 − share for a variance share, LID over
+# the dimension, 1 − silhouette). A change of +0.10 is then a tenth of the way towards isotropy for
+# every measure. The median over cells is shown with a bootstrap interval over cells; a change whose
+# whole interval lies within ±0.01 leaves the measure *unchanged*. I(W), which moves by orders of
+# magnitude, has its median change in log10 in the table's `raw_median`.
+
+# %%
+sensitivity = sensitivity_table(by_replicate, changed, n_resamples=n_resamples, random_state=random_state)
+save_table(sensitivity, output_dir, "sensitivity", tolerance={"median": 0.02, "low": 0.02, "high": 0.02})
+medians = sensitivity.pivot(index="measure", columns="change", values="median").loc[list(MEASURE_NAMES), list(CHANGES)]
+marks = sensitivity.pivot(index="measure", columns="change", values="direction").loc[list(MEASURE_NAMES), list(CHANGES)]
+text = medians.map(lambda value: "" if pd.isna(value) else f"{value:+.2f}")
+text = text.where(marks != "unchanged", "0").where(marks != "either way", text + "?").where(medians.notna(), "n/a")
+fig, ax = plt.subplots(figsize=(15, 7.5))
+sns.heatmap(medians.rename(index=LABELS, columns=CHANGES), annot=text.to_numpy(), fmt="", cmap="vlag", center=0,
+            vmin=-0.6, vmax=0.6, annot_kws={"fontsize": 8}, cbar_kws={"label": "median change on the isotropy scale"},
+            linewidths=0.5, ax=ax)
+ax.set_xticklabels(ax.get_xticklabels(), rotation=35, ha="right")
+ax.set_xlabel("")
+ax.set_ylabel("")
+ax.set_title("What moves each measure (red: towards isotropy, blue: away; 0: unchanged; ?: the interval over cells "
+             "holds 0; blank: does not apply)", fontsize="medium")
+save_figure(fig, output_dir, "fig_sensitivity")
+plt.show()
+
+# %% [markdown]
+# **The literature** (Rudman et al. 2022): the average cosine depends on the mean vector and I(W) on the
+# scale, while IsoScore is invariant to both; and, the reverse, IsoScore reads the spread of the points
+# norms included, to which a cosine is blind. Judged per model (median over its layers, interval over
+# layers); the invariances themselves are checks.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(verdicts(findings, ["The average cosine changes", "I(W) changes", "IsoScore changes"], values=False))
+print(verdicts(findings, ["IsoScore is unchanged", "The average cosine is unchanged", "Whitening gives",
+                          "The shared decomposition"], values=False))
+
+# %% [markdown]
+# ## Rogue dimensions
+#
+# Timkey & van Schijndel (2021) decompose the cosine by coordinate: the average cosine is the sum over
+# coordinates of each one's part, and in the anisotropic layers of transformers one to three of them
+# carry most of it. Here, per cell: the share of the average cosine carried by the 3 coordinates that
+# contribute most (interval over tokens), and as the **control** the same share after a random rotation
+# of the same points, which keeps every cosine and so every measure of angles, but no axis is special.
+# The right panel: the average cosine before and after centring, standardisation and removing the top
+# 3 coordinates by variance.
+
+# %%
+save_table(rogue, output_dir, "rogue", tolerance={"top_share_low": 0.05, "top_share_high": 0.05})
+fig, (left, right) = plt.subplots(1, 2, figsize=(14, 4.5), constrained_layout=True)
+curves = rogue[rogue.space.isin(spaces)]
+for label, group in curves.groupby("space", sort=False):
+    depth = group.layer / group.layer.max()
+    line, = left.plot(depth, group.top_share, marker="o", label=label)
+    left.fill_between(depth, group.top_share_low, group.top_share_high, color=line.get_color(), alpha=0.2)
+    left.plot(depth, group.rotated_share, ls="--", color=line.get_color(), label=f"{label}, randomly rotated")
+if static_baseline:
+    glove = rogue[rogue.space == static_baseline].iloc[0]
+    left.axhline(glove.top_share, color="black", ls=":", label=f"{static_baseline}")
+left.axhline(0.5, color="grey", lw=0.8)
+left.set_xlabel("relative depth (layer / last layer)")
+left.set_ylabel("share of the average cosine")
+left.set_title("carried by the top 3 coordinates")
+left.legend(fontsize="x-small")
+before_after = changed[changed.change.isin(["centre", "standardise", "drop_top_3"])].pivot_table(
+    index=["space", "layer"], columns="change", values="average_cosine")
+raw = by_replicate[by_replicate.replicate == 0].set_index(["space", "layer"]).average_cosine
+for label in spaces:
+    depth = raw[label].index / raw[label].index.max()
+    line, = right.plot(depth, raw[label], marker="o", label=f"{label}: raw")
+    right.plot(depth, before_after.loc[label, "drop_top_3"], ls="--", color=line.get_color(),
+               label=f"{label}: top 3 coordinates removed")
+    right.plot(depth, before_after.loc[label, "standardise"], ls=":", marker="x", color=line.get_color(),
+               label=f"{label}: standardised")
+right.axhline(anisotropic_cosine, color="grey", lw=0.8)
+right.set_xlabel("relative depth (layer / last layer)")
+right.set_ylabel("average cosine")
+right.set_title(f"the average cosine (grey: {anisotropic_cosine}, anisotropic above)")
+right.legend(fontsize="x-small")
+save_figure(fig, output_dir, "fig_rogue")
+plt.show()
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(verdicts(findings, ["3 rogue coordinates", "Standardisation removes"], values=False))
+
+# %% [markdown]
+# ## Results against the literature
+#
+# `RESULTS.md` in the output folder lists each claim beside this run's number, marked *reproduced*,
+# *borderline*, *not reproduced* or *not comparable* by the rule on its line (declared in
+# `isolib.studies.every_measure`, judged by `isolib.findings`). Claims about one space are judged per
+# model, a decoder in its start-token view with the papers' procedure beside it; claims about the
+# measures' agreement over all cells. Every threshold is ours: neither paper states one.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+elapsed_minutes = (time.perf_counter() - started) / 60
+peak_gib = peak_memory_gib()
+notes = [
+    f"Profile `{profile}`: models {', '.join(models)}; {corpus} (train) in windows of {window_length} tokens, about "
+    f"{token_budget or 'all'} tokens per model (notebook 02's windows and cache entries); {n_replicates} samples of "
+    f"{n_points:,} word tokens per cell; static vectors: {static_baseline or 'none'}.",
+    f"Measures: baselines on {baseline_samples:,} tokens; LID k = {lid_k} over {lid_queries or 'all'} queries; "
+    f"k-means k = 2-{k_max}, {n_init} restart(s), fitted on {kmeans_fit_size or 'all'} points, silhouette on "
+    f"{silhouette_sample or 'all'}. Changes: ABTT {abtt_components} directions; cluster-based k and directions "
+    f"{cluster_encoder} (encoders), {cluster_decoder} (decoders); top {', '.join(map(str, rogue_dimensions))} "
+    f"coordinates removed; scaling x{scale}; outlier at {outlier_scale} median distances; {small_n} points.",
+    "A decoder is judged in its start-token view; the papers' procedure (the model's name alone, the attention sink "
+    f"kept) is shown beside it, not counted (views run: {', '.join(decoder_views) or 'none'}). Layers: 0 is the input "
+    "embedding layer.",
+    f"Wall time of the notebook: {elapsed_minutes:.1f} min, of which {measuring_minutes:.1f} min measuring "
+    f"{len(by_replicate) + len(changed)} point sets, {n_jobs if n_jobs > 0 else 'one per core'} at a time on one "
+    f"thread each (embeddings read from the cache when present); peak memory of the kernel: {peak_gib:.1f} GiB.",
+]
+results = write_results(findings, Path(output_dir) / "RESULTS.md",
+                        title="Every measure on one embedding space: results of this run", citation=CITATION,
+                        models=", ".join(dict.fromkeys(cell["model"] for cell in cells)), notes=notes)
+print(count_line(findings))
+
+# %%
+show_table(findings_table(findings).drop(columns="rule"))
+
+# %% [markdown]
+# ## A reader's answer: which measure for which question
+#
+# Generated from this run's tables, not written by hand: the strongest disagreements with the change
+# that separates the two measures most, then, question by question, the measures whose behaviour under
+# the controlled changes fits it.
+
+# %%
+disagreements = strongest_disagreements(agreement, sensitivity)
+show_table(disagreements.assign(measure=disagreements.measure.map(LABELS), other=disagreements.other.map(LABELS)),
+           digits=2)
+
+# %%
+display(Markdown("\n".join(reader_guide(sensitivity, agreement))))
+
+# %%
+print("Kendall tau over the cells (oriented to isotropy):")
+print(matrix.rename(index=LABELS, columns=LABELS).round(2).to_string())
+print(f"\nWall time {elapsed_minutes:.1f} min ({measuring_minutes:.1f} min measuring), peak memory {peak_gib:.1f} GiB")
+
+# %% [markdown]
+# ## Exercises
+#
+# For a class: answer each question in the cell marked `# YOUR CODE HERE`, using the tables this
+# notebook has built. The solution follows in a hidden cell (click the dots to open it); `make student
+# NB=05_every_measure` writes a copy without the solutions to `build/student/` (see `TEACHING.md`).
+
+# %% [markdown]
+# **Exercise 1.** Which measures does the number of points move? From `sensitivity`, list the measures whose
+# direction under the change `fewer_points` is not "unchanged", with their median change.
+
+# %% tags=["exercise"]
+# YOUR CODE HERE
+
+# %% jupyter={"source_hidden": true} tags=["solution"]
+# NBVAL_CHECK_OUTPUT
+fewer = sensitivity[(sensitivity.change == "fewer_points") & (sensitivity.direction != "unchanged")]
+print(", ".join(sorted(LABELS[name] for name in fewer.measure)))
+
+# %% [markdown]
+# **Exercise 2.** The average cosine ignores the norms of the vectors; IsoScore does not. Take the first sample of
+# the first cell, scale each vector by a random factor between 1 and 10, and compute both measures before and after
+# (`isolib.metrics.average_cosine` and `isoscore`).
+
+# %% tags=["exercise"]
+# YOUR CODE HERE
+
+# %% jupyter={"source_hidden": true} tags=["solution"]
+# NBVAL_CHECK_OUTPUT
+from isolib.metrics import average_cosine, isoscore
+
+points = cell_samples(cells[0]["space"], cells[0]["layer"])()[0].points
+factors = np.random.default_rng(random_state).uniform(1, 10, size=(len(points), 1))
+for name, cloud in [("as they are", points), ("rescaled", points * factors)]:
+    print(f"{name:>11}: average cosine {average_cosine(cloud):.3f}, IsoScore {isoscore(cloud):.2f}")
