@@ -199,8 +199,9 @@ for (label, corpus), kept in analysed.items():
 # %%
 tables, clusters = {"per_layer": [], "silhouettes": [], "clusters": [], "units": []}, {}
 for (label, corpus), embedding in embeddings.items():
+    # Each layer's analysis is stored as it is finished: a stopped run resumes at the next layer.
     geometry = geometry_by_layer(embedding, analysed[label, corpus], random_state=random_state, n_jobs=n_jobs,
-                                 **geometry_options)
+                                 resume=True, **geometry_options)
     for name in tables:
         table = getattr(geometry, name)
         tables[name].append(table.assign(model=label, corpus=corpus)[["model", "corpus", *table.columns]])
@@ -515,7 +516,8 @@ for (label, corpus), embedding in embeddings.items():
     for share in (stability_share, 1.0):
         kept = token_types(embedding.tokens, keep_symbols=keep_symbols or label.endswith(" (symbols kept)"),
                            keep_placeholders=keep_placeholders, max_windows=max(1, round(share * n_windows)))
-        geometry = geometry_by_layer(embedding, kept, layers=[layer], random_state=random_state, **geometry_options)
+        geometry = geometry_by_layer(embedding, kept, layers=[layer], random_state=random_state, resume=True,
+                                     **geometry_options)
         stability_rows.append(geometry.per_layer.assign(model=label, windows=max(1, round(share * n_windows))))
 stability = pd.concat(stability_rows, ignore_index=True)[
     ["model", "layer", "windows", "n_tokens", "s_inter", "s_intra", "n_clusters", "silhouette", "s_inter_clusters",

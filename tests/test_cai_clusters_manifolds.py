@@ -349,15 +349,17 @@ def test_pictures_are_described_not_judged():
     assert "no decoder in this run" in findings[0].rule and findings[1].ours == mixed
 
 
-def test_worker_processes_give_the_layers_of_one_process():
+def test_worker_processes_give_the_layers_of_one_process_and_a_rerun_reads_them_back(cache_dir, monkeypatch):
+    from pathlib import Path
     from types import SimpleNamespace
 
+    from isolib.studies import cai_clusters_manifolds as study
     from isolib.studies.cai_clusters_manifolds import geometry_by_layer
 
     generator = np.random.default_rng(0)
     arrays = {layer: np.vstack([generator.normal(size=(300, 8)), generator.normal(size=(300, 8)) + 6 * layer])
               for layer in (0, 1, 2)}
-    embeddings = SimpleNamespace(layers=[0, 1, 2], n_layers=3, layer=arrays.__getitem__)
+    embeddings = SimpleNamespace(layers=[0, 1, 2], n_layers=3, layer=arrays.__getitem__, path=Path("entry"))
     analysed = SimpleNamespace(rows=np.arange(600), types=generator.integers(0, 40, 600).astype(str),
                                positions=generator.integers(1, 50, 600), is_placeholder=np.zeros(600, dtype=bool))
     options = dict(k_range=range(2, 4), n_init=2, silhouette_sample=400, lid_k=10, lid_queries=50)
@@ -367,3 +369,15 @@ def test_worker_processes_give_the_layers_of_one_process():
     # A worker runs k-means on one thread: its float32 inertia is summed in another order.
     pd.testing.assert_frame_equal(serial.silhouettes, parallel.silhouettes, rtol=1e-5)
     assert serial.per_layer.n_clusters.tolist()[1:] == [2, 2]  # two groups apart from layer 1 on
+    # With resume, each layer is stored as it is finished; a rerun reads them back without computing.
+    stored = geometry_by_layer(embeddings, analysed, n_jobs=1, resume=True, **options)
+
+    def fail(*args, **kwargs):
+        raise AssertionError("a stored layer must not be analysed again")
+
+    monkeypatch.setattr(study, "layer_geometry", fail)
+    again = geometry_by_layer(embeddings, analysed, n_jobs=1, resume=True, **options)
+    pd.testing.assert_frame_equal(again.per_layer, stored.per_layer)
+    pd.testing.assert_frame_equal(again.units, stored.units)
+    with pytest.raises(AssertionError, match="must not be analysed"):  # another seed is not stored
+        geometry_by_layer(embeddings, analysed, n_jobs=1, resume=True, random_state=1, **options)

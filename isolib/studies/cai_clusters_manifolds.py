@@ -64,6 +64,7 @@ instance per type, the same tokens in every layer of a model, each compared with
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -72,7 +73,9 @@ import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.decomposition import PCA
 
+import isolib.metrics
 from isolib._checks import check_int, rng, sample_rows
+from isolib.cache import memoized
 from isolib.embed import Embeddings, is_punctuation, split_view, unit_text
 from isolib.findings import (
     Finding,
@@ -721,21 +724,45 @@ class ModelGeometry:
     units: pd.DataFrame
 
 
+# What a stored layer analysis depends on besides its inputs (:func:`isolib.cache.memoized`).
+_LAYER_CODE = (sys.modules[__name__], isolib.metrics)
+
+
+def _layer_geometry_stored(X, types, positions, *, entry: str | None, layer: int, rows, **arguments):
+    """:func:`layer_geometry`, stored in the cache under its embedding entry, layer, rows and arguments
+    when ``entry`` is given, and read back from there by a rerun."""
+    def compute():
+        return layer_geometry(X, types, positions, **arguments)
+
+    if entry is None:
+        return compute()
+    inputs = {"entry": entry, "layer": layer, "rows": np.asarray(rows), "types": np.asarray(types, dtype=object),
+              "positions": np.asarray(positions),
+              **{name: list(value) if isinstance(value, range) else value for name, value in arguments.items()}}
+    return memoized("cai_layer_geometry", inputs, compute, code=_LAYER_CODE)
+
+
 def geometry_by_layer(embeddings: Embeddings, analysed: TokenTypes, *, layers: Sequence[int] | None = None,
-                      random_state: int = 0, n_jobs: int | None = None, **options) -> ModelGeometry:
+                      random_state: int = 0, n_jobs: int | None = None, resume: bool = False,
+                      **options) -> ModelGeometry:
     """:func:`layer_geometry` on every stored layer (or ``layers``) of one model, with one unit per type for all.
 
     ``n_jobs`` worker processes share the layers (joblib; None: one, -1: every core). Each layer is
     seeded (``random_state + layer``), so the values do not depend on it (up to the rounding of
     k-means' threaded float32 sums); two workers of one thread keep both cores busy where one process
-    leaves k-means' threads waiting on each other.
+    leaves k-means' threads waiting on each other. With ``resume``, each layer's analysis is stored in
+    the cache as it is finished (:func:`isolib.cache.memoized`, keyed by the embedding entry, the
+    analysed tokens, the options and this module's and the metrics' source): a stopped run resumes
+    at the layers it had not finished.
     """
     instances = one_instance_per_type(analysed.types, random_state=random_state)
     chosen = list(layers if layers is not None else embeddings.layers)
+    entry = embeddings.path.name if resume else None
     results = Parallel(n_jobs=n_jobs)(
-        delayed(layer_geometry)(np.asarray(embeddings.layer(layer)[analysed.rows]), analysed.types, analysed.positions,
-                                is_placeholder=analysed.is_placeholder, instances=instances,
-                                random_state=random_state + layer, **options)
+        delayed(_layer_geometry_stored)(np.asarray(embeddings.layer(layer)[analysed.rows]), analysed.types,
+                                        analysed.positions, entry=entry, layer=layer, rows=analysed.rows,
+                                        is_placeholder=analysed.is_placeholder, instances=instances,
+                                        random_state=random_state + layer, **options)
         for layer in chosen)
     rows, scores, labels, described, units = [], [], {}, [], []
     for layer, (values, selection, clusters, layer_units) in zip(chosen, results):
