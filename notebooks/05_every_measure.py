@@ -375,7 +375,7 @@ left.axhline(0.5, color="grey", lw=0.8)
 left.set_xlabel("relative depth (layer / last layer)")
 left.set_ylabel("share of the average cosine")
 left.set_title("carried by the top 3 coordinates")
-left.legend(fontsize="x-small")
+left.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(0, -0.15), ncol=2)
 before_after = changed[changed.change.isin(["centre", "standardise", "drop_top_3"])].pivot_table(
     index=["space", "layer"], columns="change", values="average_cosine")
 raw = by_replicate[by_replicate.replicate == 0].set_index(["space", "layer"]).average_cosine
@@ -390,7 +390,7 @@ right.axhline(anisotropic_cosine, color="grey", lw=0.8)
 right.set_xlabel("relative depth (layer / last layer)")
 right.set_ylabel("average cosine")
 right.set_title(f"the average cosine (grey: {anisotropic_cosine}, anisotropic above)")
-right.legend(fontsize="x-small")
+right.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(0, -0.15), ncol=2)
 save_figure(fig, output_dir, "fig_rogue")
 plt.show()
 

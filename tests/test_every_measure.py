@@ -173,6 +173,14 @@ def test_sensitivity_reads_directions_on_the_isotropy_scale():
     assert list(sensitivity.index.get_level_values("change").unique()) == list(em.CHANGES)
 
 
+def test_a_vector_a_change_sends_to_the_origin_is_left_out():
+    X = np.vstack([np.tile([5.0, 5.0, 5.0, 5.0], (20, 1)), gaussian(200, 4)])  # a repeated vector, far from the rest
+    changes = dict(em.changed_samples(sample_of(X), em.ChangeSettings(abtt_components=1, cluster=(2, 1), small_n=50)))
+    assert len(changes["cluster"].points) == 200  # its cluster's mean is itself: the 20 copies become zero
+    assert (np.linalg.norm(changes["cluster"].points, axis=1) > 0).all()
+    assert len(changes["centre"].points) == 220
+
+
 def test_every_change_applies_in_order_and_the_first_position_only_where_it_is_analysed():
     X = gaussian(400, 10) + 2.0
     sample = sample_of(X)

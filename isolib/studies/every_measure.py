@@ -607,8 +607,20 @@ def changed_samples(sample: Sample, settings: ChangeSettings = ChangeSettings(),
     (str, Sample or None)
         The change's key and the changed sample; None where the change does not apply (the first
         position of a space whose position 0 is never analysed: an encoder's [CLS], a start token,
-        a static vector; fewer points than ``small_n`` already).
+        a static vector; fewer points than ``small_n`` already). A vector that a change sends to the
+        origin has no direction, so no cosine: it is left out (the cluster-based method does it to
+        every copy of a repeated vector in a cluster of its own, as a decoder's input layer or a
+        static embedding holds them).
     """
+    for change, changed in _changes(sample, settings, random_state):
+        if changed is not None:
+            nonzero = np.flatnonzero(np.abs(changed.points).max(axis=1) > 0)
+            changed = changed if len(nonzero) == len(changed.points) else changed.subset(nonzero)
+        yield change, changed
+
+
+def _changes(sample: Sample, settings: ChangeSettings, random_state):
+    """The changes of :func:`changed_samples`, before vectors sent to the origin are left out."""
     from isolib.transforms import ClusterIsotropy, abtt, centre, drop_top_dimensions, standardise, whiten
 
     generator = rng(random_state)
