@@ -122,10 +122,10 @@ from isolib.studies.cai_clusters_manifolds import (
     models_run,
     pca_view,
     picture_findings,
-    running_text_windows,
     symbols_view_label,
     token_types,
 )
+from isolib.windows import running_text_windows
 
 started = time.perf_counter()
 set_style()

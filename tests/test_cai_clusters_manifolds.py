@@ -24,11 +24,10 @@ from isolib.studies.cai_clusters_manifolds import (
     paper_layer,
     per_cluster_similarity,
     picture_findings,
-    placeholder_mask,
-    running_text_windows,
     symbols_view_label,
     token_types,
 )
+from isolib.windows import placeholder_mask, running_text_windows
 
 
 def test_layer_indexing_maps_ours_to_the_authors():

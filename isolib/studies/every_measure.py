@@ -1057,7 +1057,7 @@ def _model_findings(label: str, by_replicate: pd.DataFrame, changed: pd.DataFram
             f"reproduced if, in every layer whose average cosine is at least {anisotropic_cosine}, the {n_dimensions} "
             f"coordinates contributing most carry more than {share_bound:.0%} of the average cosine, with the 95% "
             "interval over tokens of the weakest layer, while after a random rotation of the same points they do not.",
-            kind="test", control=f"the same points randomly rotated (every cosine kept, no privileged axis)",
+            kind="test", control="the same points randomly rotated (every cosine kept, no privileged axis)",
             threshold_ours=True, headline=True))
     # ... and standardisation removes it.
     claim = "Standardisation removes the average cosine of the anisotropic layers"
