@@ -150,7 +150,7 @@ table1 = pd.DataFrame([{
     "paper_items": PAPER_TABLE1[setup.name.split()[0]][0], "paper_parameters": PAPER_TABLE1[setup.name.split()[0]][1],
     "full": not n_items} for setup in built])
 save_table(table1, output_dir, "table1")
-table1
+show_table(table1)
 
 # %% [markdown]
 # ## Training the embeddings under a linear classifier
@@ -166,7 +166,7 @@ save_table(traces, output_dir, "traces", digits=5)
 correlation_table = (traces.groupby("setup", sort=False)[["seed", "isoscore", "silhouette"]]
                      .apply(correlations).reset_index())
 save_table(correlation_table, output_dir, "correlations")
-correlation_table.round(3)
+show_table(correlation_table)
 
 # %% [markdown]
 # ## Figure 2 — IsoScore and silhouette during training
