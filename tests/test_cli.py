@@ -75,18 +75,18 @@ def test_a_variant_run_reaches_the_notebook_and_its_results(tmp_path, monkeypatc
     monkeypatch.setattr(runner, "BUILD_DIR", tmp_path)
     arguments = ["reproduce", "--profile", "quick", "--only", "04_mickus_isotropy_clusters", "-p", "setups",
                  "[supersenses]", "-p", "n_items", "300", "-p", "n_updates", "5", "-p", "seeds", "[0]",
-                 "-p", "glue_tasks", "[]"]
+                 "-p", "glue_tasks", "[]", "-p", "control_setups", "[]"]
     assert main(arguments) == 0, capsys.readouterr()
     folder = runner.variant_dir("04_mickus_isotropy_clusters", "quick",
                                 {"setups": ["supersenses"], "n_items": 300, "n_updates": 5, "seeds": [0],
-                                 "glue_tasks": []})
+                                 "glue_tasks": [], "control_setups": []})
     assert folder.is_relative_to(tmp_path)
     executed = (folder / "04_mickus_isotropy_clusters.ipynb").read_text()
     assert "n_items = 300" in executed  # papermill's injected-parameters cell records the override
     results = (folder / "figures" / "RESULTS.md").read_text()
-    assert ("Profile `quick with setups = ['supersenses'], n_items = 300, n_updates = 5, seeds = [0], glue_tasks = []`"
-            in results)
-    assert "(iv) supersenses" in results and "(i) polarity" not in results
+    assert ("Profile `quick with setups = ['supersenses'], n_items = 300, n_updates = 5, seeds = [0], glue_tasks = [], "
+            "control_setups = []`" in results)
+    assert "(iv) GloVe-50d with WordNet noun supersenses" in results and "(i) polarity" not in results
 
 
 def test_only_the_full_profile_writes_into_figures(tmp_path):
