@@ -145,6 +145,9 @@ def test_lid_against_n_uses_nested_sizes_up_to_every_point():
     assert curve.n.tolist() == [50, 200, 400, 600]
     np.testing.assert_allclose(curve.lid_cosine_squared, curve.lid_cosine / 2)
     assert curve.lid_cosine.between(4, 9).all()
+    # Repeated tokens (the same vector several times): as many queries as points still works.
+    repeated = np.vstack([X, X[:8]])
+    assert lid_against_n(repeated, [300], k=20, queries=608, random_state=0).n.tolist() == [300, 608]
 
 
 def _units(model, layers, per_cluster, global_, n_units=400, random_state=0):

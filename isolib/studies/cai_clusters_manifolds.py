@@ -656,8 +656,10 @@ def lid_against_n(X, n_points: Sequence[int], *, k: int = 100, queries: int | No
     records = []
     for n in sizes:
         subset = np.asarray(X[np.sort(order[:n])], dtype=np.float32)
-        seed = int(generator.integers(2**31 - 1))
-        true = lid_mle(subset, k=k, metric="cosine", queries=min(queries or n, n), random_state=seed)
+        # Query rows drawn here among the n points: repeated tokens (the same vector twice) share an
+        # estimate, where a count of queries could exceed the distinct points lid_mle would draw from.
+        rows = np.sort(generator.choice(n, size=min(queries or n, n), replace=False))
+        true = lid_mle(subset, k=k, metric="cosine", queries=rows)
         records.append((n, true, true / 2))  # squared distances halve the estimate exactly (lid_variants)
     return pd.DataFrame(records, columns=["n", "lid_cosine", "lid_cosine_squared"])
 
