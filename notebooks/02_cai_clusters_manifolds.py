@@ -158,7 +158,9 @@ for name in models:
             embeddings[label, corpus] = embedding
             analysed[label, corpus] = token_types(embedding.tokens, keep_symbols=keep_symbols,
                                                   keep_placeholders=keep_placeholders)
-            if symbols_kept_view and not embedding.starts_with_content:  # the authors' setting, beside
+            # The authors' setting, beside, for an encoder only ([CLS] first): a decoder's start token is special,
+            # and keeping it would put the attention sink back into its start-token view.
+            if symbols_kept_view and not views[name].starts_with_content:
                 embeddings[symbols_view_label(label), corpus] = embedding
                 analysed[symbols_view_label(label), corpus] = token_types(embedding.tokens, keep_symbols=True,
                                                                           keep_placeholders=keep_placeholders)
