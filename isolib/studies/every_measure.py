@@ -1136,21 +1136,17 @@ def _disagreement_findings(by_replicate: pd.DataFrame, *, agree_bound: float, n_
 def _checks(by_replicate: pd.DataFrame, changed: pd.DataFrame, *, library_difference: float | None,
             n_points: int, n_replicates: int) -> list[Finding]:
     """Properties true by construction, and the bookkeeping of the run."""
+    def largest_change(changes: tuple[str, ...], column: str) -> float:
+        moved = [_changes_of(by_replicate, changed, change, column) for change in changes]
+        return float(np.nanmax([(rows.after - rows.before).abs().max() for rows in moved]))
+
     findings = []
-    invariant = []
-    for change in ("centre", "scale", "rotate"):
-        moved = _changes_of(by_replicate, changed, change, "isoscore")
-        invariant.append((moved.after - moved.before).abs().max())
-    worst = float(np.nanmax(invariant)) if invariant else np.nan
+    worst = largest_change(("centre", "scale", "rotate"), "isoscore")
     findings.append(declare("IsoScore is unchanged by centring, uniform scaling and rotation",
                             "invariant (Rudman et al. 2022)", "every cell", f"largest change {worst:.1g}",
                             threshold(worst, below=1e-6), "passed if no cell's IsoScore moves by 1e-6 or more.",
                             kind="check"))
-    invariant = []
-    for change in ("scale", "unit_length", "rotate"):
-        moved = _changes_of(by_replicate, changed, change, "average_cosine")
-        invariant.append((moved.after - moved.before).abs().max())
-    worst = float(np.nanmax(invariant)) if invariant else np.nan
+    worst = largest_change(("scale", "unit_length", "rotate"), "average_cosine")
     findings.append(declare("The average cosine is unchanged by uniform scaling, unit length and rotation",
                             "invariant (a cosine ignores norms)", "every cell", f"largest change {worst:.1g}",
                             threshold(worst, below=1e-9), "passed if no cell's average cosine moves by 1e-9 or more.",
