@@ -37,7 +37,9 @@ Controls
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -47,7 +49,9 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from isolib._checks import as_points, check_int, rng, sample_rows
+from isolib import metrics
 from isolib._progress import show_progress
+from isolib.cache import memoized
 from isolib.metrics import isoscore, silhouette, silhouettes
 
 __all__ = ["EmbeddingProbe", "make_probe", "train_probe", "correlations"]
@@ -180,6 +184,7 @@ def train_probe(
     other_labels: dict | None = None,
     device: str = "cpu",
     progress: bool | None = None,
+    resume: bool = False,
 ) -> pd.DataFrame:
     """Optimise embeddings for a linear classifier and trace IsoScore and silhouette.
 
@@ -232,6 +237,10 @@ def train_probe(
     progress : bool, optional
         Show a tqdm bar; None: only when interactive (a terminal or a Jupyter
         kernel) unless the environment variable ``ISOLIB_PROGRESS`` is 0 or 1.
+    resume : bool
+        Store each seed's trace in the cache as it is finished (:func:`isolib.cache.memoized`, keyed
+        by the vectors, targets, options, seed and the source of this module and :mod:`isolib.metrics`)
+        and reuse the stored ones, so a stopped run resumes at the seed it was on.
 
     Returns
     -------
@@ -265,42 +274,60 @@ def train_probe(
     seeds = [check_int(seed, "each seed", low=0) for seed in seeds]
     if not seeds:
         raise ValueError("seeds is empty; give at least one seed.")
-    index_tensor = None if index is None else torch.as_tensor(index, dtype=torch.long, device=device)
     if label_free:  # the same target for every item: 1/n_outputs for each class, or 1/2 for each label
         targets = np.full((n_items, n_outputs), 1 / n_outputs if loss == "softmax" else 0.5, dtype=np.float32)
     target_tensor = torch.as_tensor(targets, device=device)
     objective = nn.CrossEntropyLoss() if loss == "softmax" else nn.BCEWithLogitsLoss()
 
-    rows = []
+    inputs = dict(initial=initial, index=index, targets=targets, partitions=partitions, loss=loss, bias=bias,
+                  n_updates=n_updates, every=every, lr=lr, sample_size=sample_size, device=device)
+    runs = []
     with tqdm(total=len(seeds) * n_updates, disable=not show_progress(progress), desc="probe") as bar:
         for seed in seeds:
-            # fork_rng keeps the caller's global torch random state untouched.
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(seed)
-                probe = make_probe(initial, n_outputs, bias=bias, paired=index is not None and index.ndim == 2,
-                                   device=device)
-            optimiser = torch.optim.Adam(probe.parameters(), lr=lr)
-            sampler = rng(seed)
-            for update in range(n_updates + 1):
-                optimiser.zero_grad()
-                current_loss = objective(probe(index_tensor), target_tensor)
-                if update % every == 0 or update == n_updates:
-                    with torch.no_grad():
-                        embeddings = probe.embeddings.cpu().numpy()
-                        clustered = embeddings if index is None else probe.inputs(index_tensor).cpu().numpy()
-                    iso_rows = _sample(len(embeddings), sample_size, sampler)
-                    # One vector per item: both metrics see the same sample; indexed items are sampled apart.
-                    sil_rows = iso_rows if index is None else _sample(len(clustered), sample_size, sampler)
-                    scores = (silhouettes(clustered[sil_rows], partitions[:, sil_rows]) if other_labels
-                              else [silhouette(clustered[sil_rows], silhouette_labels[sil_rows])])
-                    rows.append((seed, update, current_loss.item(), isoscore(embeddings[iso_rows]), *scores))
-                if update < n_updates:
-                    current_loss.backward()
-                    optimiser.step()
-                    bar.update()
-    trace = pd.DataFrame(rows, columns=TRACE_COLUMNS + [f"silhouette_{name}" for name in other_labels])
-    trace.attrs["n_parameters"] = probe.n_parameters
+            before = bar.n
+            run = memoized("probe_traces", {**inputs, "seed": seed},
+                           partial(_train_seed, initial, index, target_tensor, objective, partitions, n_outputs,
+                                   bias=bias, n_updates=n_updates, every=every, lr=lr, sample_size=sample_size,
+                                   seed=seed, device=device, bar=bar),
+                           code=[sys.modules[__name__], metrics], store=resume)
+            bar.update(n_updates - (bar.n - before))  # a stored run's updates count as done
+            runs.append(run)
+    trace = pd.concat([run["trace"] for run in runs], ignore_index=True)
+    trace.columns = TRACE_COLUMNS + [f"silhouette_{name}" for name in other_labels]
+    trace.attrs["n_parameters"] = runs[0]["n_parameters"]
     return trace
+
+
+def _train_seed(initial: np.ndarray, index: np.ndarray | None, target_tensor: torch.Tensor, objective: nn.Module,
+                partitions: np.ndarray, n_outputs: int, *, bias: bool, n_updates: int, every: int, lr: float,
+                sample_size: int | None, seed: int, device: str, bar) -> dict:
+    """One seed of :func:`train_probe`: ``{"trace": rows of the trace, "n_parameters": int}``."""
+    # fork_rng keeps the caller's global torch random state untouched.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        probe = make_probe(initial, n_outputs, bias=bias, paired=index is not None and index.ndim == 2, device=device)
+    index_tensor = None if index is None else torch.as_tensor(index, dtype=torch.long, device=device)
+    optimiser = torch.optim.Adam(probe.parameters(), lr=lr)
+    sampler = rng(seed)
+    rows = []
+    for update in range(n_updates + 1):
+        optimiser.zero_grad()
+        current_loss = objective(probe(index_tensor), target_tensor)
+        if update % every == 0 or update == n_updates:
+            with torch.no_grad():
+                embeddings = probe.embeddings.cpu().numpy()
+                clustered = embeddings if index is None else probe.inputs(index_tensor).cpu().numpy()
+            iso_rows = _sample(len(embeddings), sample_size, sampler)
+            # One vector per item: both metrics see the same sample; indexed items are sampled apart.
+            sil_rows = iso_rows if index is None else _sample(len(clustered), sample_size, sampler)
+            scores = (silhouettes(clustered[sil_rows], partitions[:, sil_rows]) if len(partitions) > 1
+                      else [silhouette(clustered[sil_rows], partitions[0, sil_rows])])
+            rows.append((seed, update, current_loss.item(), isoscore(embeddings[iso_rows]), *scores))
+        if update < n_updates:
+            current_loss.backward()
+            optimiser.step()
+            bar.update()
+    return {"trace": pd.DataFrame(rows), "n_parameters": probe.n_parameters}
 
 
 def correlations(trace: pd.DataFrame) -> pd.DataFrame:

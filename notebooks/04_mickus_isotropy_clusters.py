@@ -156,10 +156,11 @@ show_table(table1)
 # ## Training the embeddings under a linear classifier
 
 # %%
+# Each seed's training is stored in the cache as it is finished (`resume=True`): a stopped run resumes.
 traces = []
 for setup in built:
     trace = train_probe(setup.X, setup.y, loss=setup.loss, bias=setup.bias, item_index=setup.item_index,
-                        n_updates=n_updates, seeds=seeds, device=device)
+                        n_updates=n_updates, seeds=seeds, device=device, resume=True)
     traces.append(trace.assign(setup=setup.name))
 traces = pd.concat(traces, ignore_index=True)
 save_table(traces, output_dir, "traces", digits=5)
@@ -231,7 +232,8 @@ print(verdicts(trend_findings(traces)))
 
 # %%
 control_started = time.perf_counter()
-control_runs = [control_traces(setup, n_updates=n_updates, seeds=seeds, every=control_every, device=device)
+control_runs = [control_traces(setup, n_updates=n_updates, seeds=seeds, every=control_every, device=device,
+                               resume=True)
                 .assign(setup=setup.name) for key, setup in zip(setups, built) if key in control_setups]
 controls = pd.concat(control_runs, ignore_index=True) if control_runs else pd.DataFrame(
     columns=["control", "seed", "update", "loss", "isoscore", "silhouette_true", "silhouette_shuffled", "setup"])
@@ -339,8 +341,8 @@ table2
 
 # %%
 glue_traces = [train_probe(setup.X, setup.y, bias=setup.bias, item_index=setup.item_index, n_updates=glue_updates,
-                           seeds=seeds, sample_size=glue_sample_size, device=device).assign(setup=setup.name)
-               for setup in glue_built.values()]
+                           seeds=seeds, sample_size=glue_sample_size, device=device, resume=True)
+               .assign(setup=setup.name) for setup in glue_built.values()]
 glue_traces = pd.concat(glue_traces, ignore_index=True) if glue_traces else pd.DataFrame(
     columns=["seed", "update", "loss", "isoscore", "silhouette", "setup"])
 save_table(glue_traces, output_dir, "glue_traces", digits=5)

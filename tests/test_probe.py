@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 import torch
 
+import isolib.probe as probe_module
 from isolib.probe import correlations, make_probe, train_probe
 
 torch.set_num_threads(1)
@@ -34,6 +35,23 @@ def test_training_is_deterministic_per_seed_and_leaves_global_rng_alone():
     pd.testing.assert_frame_equal(first, train_probe(X, y, n_updates=10, seeds=(3,)))
     other = train_probe(X, y, n_updates=10, seeds=(4,))
     assert not np.allclose(first["loss"], other["loss"])
+
+
+def test_resume_stores_each_seed_and_reads_it_back(cache_dir, monkeypatch):
+    X, y = two_class_problem(n=60, dim=6)
+    fresh = train_probe(X, y, n_updates=5, seeds=(0, 1))
+    stored = train_probe(X, y, n_updates=5, seeds=(0,), resume=True)
+    train_seed = probe_module._train_seed
+    trained = []
+    monkeypatch.setattr(probe_module, "_train_seed", lambda *args, **kwargs: trained.append(kwargs["seed"])
+                        or train_seed(*args, **kwargs))
+    resumed = train_probe(X, y, n_updates=5, seeds=(0, 1), resume=True)
+    assert trained == [1]  # seed 0 was read back; the control: seed 1, never stored, is trained
+    pd.testing.assert_frame_equal(resumed, fresh)
+    pd.testing.assert_frame_equal(stored, fresh[fresh.seed == 0])
+    assert resumed.attrs["n_parameters"] == fresh.attrs["n_parameters"]
+    train_probe(X, y, n_updates=5, seeds=(0,), lr=1e-2, resume=True)  # another option: trained again
+    assert trained == [1, 0]
 
 
 def test_records_every_kth_update_and_the_last():

@@ -367,7 +367,7 @@ def shuffled_labels(y, *, random_state=None) -> np.ndarray:
 
 
 def control_traces(setup: Setup, *, n_updates: int, seeds: Sequence[int], every: int = 1,
-                   device: str = "cpu") -> pd.DataFrame:
+                   device: str = "cpu", resume: bool = False) -> pd.DataFrame:
     """The setup's training, twice more: on shuffled labels, and on an objective that ignores the labels.
 
     * ``shuffled labels``: the labels permuted over the items (:func:`shuffled_labels`, one
@@ -389,6 +389,8 @@ def control_traces(setup: Setup, *, n_updates: int, seeds: Sequence[int], every:
         and the controls' findings read only the first and last values, so a sparser trace saves
         most of the cost (the metrics, not the updates, take the time).
     device : str
+    resume : bool
+        Store each run in the cache and reuse it (:func:`isolib.probe.train_probe`).
 
     Returns
     -------
@@ -400,7 +402,7 @@ def control_traces(setup: Setup, *, n_updates: int, seeds: Sequence[int], every:
     from isolib.probe import train_probe  # lazy: torch, which the runner's parameter check does without
 
     options = dict(loss=setup.loss, bias=setup.bias, item_index=setup.item_index, n_updates=n_updates, every=every,
-                   device=device)
+                   device=device, resume=resume)
     shuffled = [train_probe(setup.X, shuffled_labels(setup.y, random_state=seed), seeds=[seed],
                             other_labels={"true": setup.y}, **options) for seed in seeds]
     free = train_probe(setup.X, setup.y, seeds=seeds, label_free=True, **options).rename(
