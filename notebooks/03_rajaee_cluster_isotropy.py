@@ -78,7 +78,10 @@ random_state: int = 0  # seed of the SST-2 sample and of the probe
 finetune_tasks: list = []  # fine-tuning tasks among rte and wic; the full profile runs both
 finetune_model: str = "minilm"  # the encoder fine-tuned with a classifier on its [CLS] vector
 finetune_seeds: list = [0, 1, 2]  # seeds of each fine-tuning run with and without the method
-finetune_epochs: int = 2  # epochs of fine-tuning as the slides
+finetune_epochs: int = 3  # epochs of fine-tuning (the slides: 2; ours, see FinetuneProtocol)
+finetune_learning_rates: list = [2e-5, 5e-5, 1e-4]  # candidates; the best on held-out training pairs is used
+finetune_warmup: float = 0.1  # share of the steps with a rising learning rate
+finetune_held_out: float = 0.2  # share of the training pairs that chooses the learning rate
 finetune_clusters: int = 2  # k of the method on each batch of 32 [CLS] vectors
 finetune_n_pc: int = 4  # directions removed per cluster of a batch
 finetune_train_size: int = 0  # training pairs per task; 0 uses all
@@ -107,6 +110,7 @@ from isolib.studies.rajaee_cluster_isotropy import (
     METHODS,
     MEASURES,
     BatchMethod,
+    FinetuneProtocol,
     assess_findings,
     cls_geometry,
     compare_methods,
@@ -118,6 +122,7 @@ from isolib.studies.rajaee_cluster_isotropy import (
     probe_summary,
     probe_with_method,
     scale_dependence,
+    select_learning_rate,
     sentence_pairs,
     sweep,
     transform_tokens,
@@ -382,45 +387,60 @@ print(verdicts(assess_findings(sts_summary, comparisons, sst2), ["SST-2"], value
 # `finetune_model` is fine-tuned on each of `finetune_tasks` with and without the method (k =
 # `finetune_clusters` clusters of each batch of 32, `finetune_n_pc` directions each: the slides give no
 # settings, and a batch cannot hold BERT's 27 clusters of 12 points; the cluster means are subtracted
-# inside the graph, the directions are constants found on the detached batch), AdamW at 2·10⁻⁵ with a
-# linear decay, over `finetune_seeds`; dev batches are processed the same way, so a prediction depends
-# on its batch-mates, and the model trained with the method is also scored on raw [CLS] vectors (the
-# method in training only, `accuracy_raw_cls`). Then, per layer and for every seed, the
+# inside the graph, the directions are constants found on the detached batch), over `finetune_seeds`.
+#
+# **The protocol, fixed before dev is read** (`FinetuneProtocol`; the slides give none, and their 2
+# epochs at 2·10⁻⁵ left MiniLM at chance on RTE): AdamW for `finetune_epochs` epochs, a linear warm-up
+# over the first `finetune_warmup` of the steps and a linear decay after it; the learning rate is the one
+# of `finetune_learning_rates` whose run without the method scores best on `finetune_held_out` of the
+# *training* pairs, held out from its training. Dev batches are processed as in training, so a
+# prediction depends on its batch-mates; the model trained with the method is also scored on raw [CLS]
+# vectors (the method in training only, `accuracy_raw_cls`). Then, per layer and for every seed, the
 # [CLS] vectors of the dev pairs: I(W), IsoScore, and ||mean|| / mean ||[CLS]|| (0 when zero-mean, 1 when
 # all equal), for the pre-trained model, the model fine-tuned without the method, and the one fine-tuned
 # with it (whose processed last-layer vectors, what its classifier saw, are a separate point). The
-# full profile runs it; the quick profile leaves it out: on two CPU cores one MiniLM run of 2 epochs
-# takes about 8 minutes on RTE and 5 on WiC, so 26 minutes per seed for the four runs.
+# full profile runs it; the quick profile leaves it out: on two CPU cores one MiniLM epoch takes about
+# 4 minutes on RTE and 2.5 on WiC, so the protocol (three rates chosen on held-out pairs, then six runs
+# of 3 epochs per task) takes about 2.5 hours; every run is stored as it finishes.
 #
 # Read the accuracies against chance, printed below them (the majority class of dev). A model that
-# 2 epochs leave near chance has barely moved from its pre-trained weights, so "the method does not
+# training leaves near chance has barely moved from its pre-trained weights, so "the method does not
 # help" and the [CLS] geometry after fine-tuning then say little about a model that has learnt the task:
 # where the runs without the method do not clear the majority class with the interval of their mean
 # over seeds, the task's findings are *not comparable* (training did not learn).
 
 # %%
 batch_method = BatchMethod(finetune_clusters, finetune_n_pc)
-finetune_rows, cls_tables = [], []
+protocol = FinetuneProtocol(finetune_epochs, tuple(finetune_learning_rates), finetune_warmup, finetune_held_out)
+finetune_rows, cls_tables, selections = [], [], []
 if finetune_tasks:
     pretrained = load_model(finetune_model, device=device)
 for task in finetune_tasks:
+    # Every run is stored with its per-layer geometry, so a stopped run resumes.
+    lr, selection = select_learning_rate(task, finetune_model, protocol, train_size=finetune_train_size or None,
+                                         device=device, resume=True)
+    selections.append(selection)
     cls_tables.append(cls_geometry(pretrained.model, pretrained.tokenizer, task, device=device)
                       .assign(task=task, model="pre-trained"))
     for seed in finetune_seeds:
         for label, method in (("without", None), ("with the method", batch_method)):
-            # Every run is stored with its per-layer geometry, so a stopped run resumes.
-            accuracies, geometry = finetune_run(task, finetune_model, method=method, epochs=finetune_epochs,
-                                                train_size=finetune_train_size or None, seed=seed, geometry=True,
-                                                device=device, resume=True)
-            finetune_rows.append({"task": task, "model": finetune_model, "method": label, "seed": seed, **accuracies})
+            accuracies, geometry = finetune_run(task, finetune_model, method=method, epochs=protocol.epochs, lr=lr,
+                                                warmup=protocol.warmup, train_size=finetune_train_size or None,
+                                                seed=seed, geometry=True, device=device, resume=True)
+            finetune_rows.append({"task": task, "model": finetune_model, "method": label, "seed": seed, "lr": lr,
+                                  **accuracies})
             name = "fine-tuned" if method is None else "fine-tuned with the method"
             cls_tables.append(geometry.assign(task=task, model=name, seed=seed))
-finetuned = pd.DataFrame(finetune_rows, columns=["task", "model", "method", "seed", "accuracy", "accuracy_raw_cls"])
+finetuned = pd.DataFrame(finetune_rows,
+                         columns=["task", "model", "method", "seed", "lr", "accuracy", "accuracy_raw_cls"])
 cls_table = pd.concat(cls_tables, ignore_index=True) if cls_tables else None
 if finetune_tasks:
+    save_table(pd.concat(selections, ignore_index=True), output_dir, "finetune_selection")
     save_table(finetuned, output_dir, "finetune",
                tolerance=seed_tolerance(finetuned, ["task", "method"], ["accuracy", "accuracy_raw_cls"]))
     save_table(cls_table, output_dir, "cls_geometry")
+    print("Learning rate chosen on held-out training pairs:",
+          ", ".join(f"{task} {rate:g}" for task, rate in finetuned.groupby("task", sort=False).lr.first().items()))
     print(finetuned.groupby(["task", "method"], sort=False)[["accuracy", "accuracy_raw_cls"]].agg(["mean", "std"])
           .mul(100).round(1))
     print("Always answering the majority class of dev:",
@@ -469,9 +489,12 @@ notes = [
     f"Profile `{profile}`: models {', '.join(models)}; datasets {', '.join(DATASETS[d][2] for d in datasets)}; "
     f"seeds {', '.join(map(str, seeds))} ({n_init} initialisation per clustering); SST-2 probe on "
     f"{len(train)} training sentences; fine-tuning: "
-    + (f"{finetune_model} on {', '.join(finetune_tasks)}, {finetune_epochs} epoch(s), seeds "
-       f"{', '.join(map(str, finetune_seeds))}, the method with k = {finetune_clusters}, n_pc = {finetune_n_pc} per batch."
-       if finetune_tasks else "not run in this profile."),
+    + (f"{finetune_model} on {', '.join(finetune_tasks)}, {finetune_epochs} epoch(s), warm-up "
+       f"{finetune_warmup:.0%} of the steps, the learning rate of {', '.join(f'{rate:g}' for rate in finetune_learning_rates)} "
+       f"best on {finetune_held_out:.0%} of the training pairs held out (chosen: "
+       f"{', '.join(f'{task} {rate:g}' for task, rate in finetuned.groupby('task', sort=False).lr.first().items())}), "
+       f"seeds {', '.join(map(str, finetune_seeds))}, the method with k = {finetune_clusters}, n_pc = {finetune_n_pc} "
+       "per batch." if finetune_tasks else "not run in this profile."),
     "A decoder's first position (the attention sink): judged in the start-token view when it is run, the paper's "
     "procedure (the model's name alone) beside it, not counted; views run: "
     f"{', '.join(decoder_views) or 'none'} (the name with the view in parentheses).",

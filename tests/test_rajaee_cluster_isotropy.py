@@ -14,6 +14,7 @@ from isolib.studies.rajaee_cluster_isotropy import (
     METHODS,
     PROPOSED,
     BatchMethod,
+    FinetuneProtocol,
     PairedSentences,
     Settings,
     assess_findings,
@@ -23,10 +24,12 @@ from isolib.studies.rajaee_cluster_isotropy import (
     finetune,
     finetune_texts,
     isotropise_batch,
+    learning_rate_share,
     method_summary,
     probe_summary,
     probe_with_method,
     scale_dependence,
+    select_learning_rate,
     sentence_pairs,
     sweep,
     transform_tokens,
@@ -357,6 +360,44 @@ def test_a_short_finetuning_run_and_the_cls_geometry_it_reports(cache_dir, monke
     again_accuracy, again_table = study.finetune_run("rte", geometry=True, resume=True, **options)
     assert again_accuracy == accuracy
     pd.testing.assert_frame_equal(again_table, table)
+
+
+def test_the_learning_rate_warms_up_then_decays_to_zero():
+    shares = [learning_rate_share(step, n_steps=10, n_warmup=3) for step in range(11)]
+    np.testing.assert_allclose(shares[:4], [0.25, 0.5, 0.75, 1.0])
+    assert np.all(np.diff(shares[3:]) < 0) and shares[-1] == 0
+    assert learning_rate_share(0, n_steps=10, n_warmup=0) == 1  # the control: no warm-up starts at the full rate
+
+
+def test_the_learning_rate_is_chosen_on_held_out_training_pairs(monkeypatch):
+    held_out_scores = {2e-5: 0.55, 5e-5: 0.61, 1e-4: 0.61}
+    calls = []
+
+    def fake_run(task, model, **options):
+        calls.append(options)
+        return {"accuracy": held_out_scores[options["lr"]]}, None
+
+    monkeypatch.setattr(study, "finetune_run", fake_run)
+    lr, scores = select_learning_rate("rte", protocol=FinetuneProtocol(learning_rates=(1e-4, 2e-5, 5e-5)))
+    assert lr == 5e-5  # the best held-out score; the tie with 1e-4 goes to the smaller rate
+    assert scores.lr.tolist() == [2e-5, 5e-5, 1e-4] and scores.chosen.tolist() == [False, True, False]
+    assert all(call["held_out"] == 0.2 and call.get("method") is None for call in calls)  # runs without the method
+
+
+def test_a_held_out_run_never_reads_dev(monkeypatch):
+    texts = study.finetune_texts
+
+    def train_only(task, split):
+        assert split == "train", "the held-out run read the dev split"
+        return texts(task, split)
+
+    monkeypatch.setattr(study, "finetune_texts", train_only)
+    accuracy, _ = finetune("rte", epochs=1, train_size=16, held_out=0.02, warmup=0.5, seed=0)
+    assert 0 <= accuracy["accuracy"] <= 1
+    with pytest.raises(AssertionError, match="read the dev split"):  # the control: a run scored on dev
+        finetune("rte", epochs=1, train_size=16, seed=0)
+    with pytest.raises(ValueError, match="shares in"):
+        finetune("rte", held_out=1.0)
 
 
 def test_a_resumed_run_reuses_the_stored_rows(cache_dir, monkeypatch):
