@@ -71,6 +71,7 @@ sweep_dataset: str = "stsb-dev"  # development set of the k and n_pc grid of eve
 sweep_clusters: list = [9, 27]  # numbers of clusters k of the grid
 sweep_pcs: list = [0, 12]  # directions removed per cluster n_pc of the grid
 sweep_seeds: list = [0]  # seeds averaged at each point of the grid
+layer_sentences: int = 300  # sentences of sweep_dataset whose tokens are measured at every layer
 sst2_train_size: int = 1000  # SST-2 training sentences drawn for the probe; 0 takes all 67349
 storage_dtype: str = "float16"  # cache dtype of the embeddings: float32 or float16
 device: str = "cpu"  # torch device: cpu or cuda
@@ -116,6 +117,7 @@ from isolib.studies.rajaee_cluster_isotropy import (
     compare_methods,
     evaluate_methods,
     finetune_run,
+    layer_isotropy,
     majority_share,
     method_summary,
     models_run,
@@ -295,6 +297,49 @@ show_table(iw_scale.assign(log10_iw=np.log10(iw_scale.iw)))  # I(W) spans 40 ord
 print(verdicts(assess_findings(sts_summary, comparisons, scale=iw_scale), ["Beyond the slides: I(W)"]))
 
 # %% [markdown]
+# ## Isotropy per layer of the pre-trained models
+#
+# A slide ("Pre-trained BERT isotropy", a figure lost in our copy) says that the contextual hidden layers
+# are almost all more anisotropic than the input layer. Here: I(W) and IsoScore of the token vectors of
+# the first `layer_sentences` sentences of `sweep_dataset` at every layer of every model (special tokens
+# left out), on all of them and on three random halves of the sentences (the interval), with the mean
+# length of a token vector beside them: I(W) is not scale invariant, and the hidden states of these
+# models are longer than their input embeddings.
+
+# %%
+sweep_on = sweep_dataset if sweep_dataset in datasets else datasets[0]  # the development set of this and the grid
+layer_sentences_used = pairs[sweep_on].sentences[:layer_sentences]
+layer_tables = []
+for name in models:
+    loaded = load_model(name, device=device)
+    for label, embedding in embed_views(loaded, layer_sentences_used, views=decoder_views, dtype=storage_dtype,
+                                        device=device).items():
+        layer_tables.append(layer_isotropy(embedding, random_state=random_state).assign(model=label))
+    del loaded
+per_layer_isotropy = pd.concat(layer_tables, ignore_index=True)
+save_table(per_layer_isotropy, output_dir, "layer_isotropy")
+every_sentence = per_layer_isotropy[per_layer_isotropy["sample"] == "all"]
+fig, axes = plt.subplots(1, 3, figsize=(15, 3.8), constrained_layout=True)
+for ax, (measure, title) in zip(axes, (("i_w", "I(W) (log scale)"), ("isoscore", "IsoScore"),
+                                       ("mean_norm", "mean length of a token vector (log scale)"))):
+    for label, rows in every_sentence.groupby("model", sort=False):
+        ax.plot(rows.layer, rows[measure], marker="o", label=label)
+    ax.set_title(title)
+    ax.set_xlabel("layer (0 = input embeddings)")
+    if measure != "isoscore":
+        ax.set_yscale("log")
+axes[0].legend(fontsize="small")
+fig.suptitle(f"Pre-trained token vectors per layer ({len(layer_sentences_used)} sentences of "
+             f"{DATASETS[sweep_on][2]})")
+save_figure(fig, output_dir, "fig_layers")
+plt.show()
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(verdicts(assess_findings(sts_summary, comparisons, layers=per_layer_isotropy),
+               ["Pre-trained hidden layers", "Beyond the slides: the same with IsoScore"]))
+
+# %% [markdown]
 # ## Beyond the slides — is the gain robust in k and n_pc?
 #
 # Spearman of the proposed method over a grid of the number of clusters k and the directions removed
@@ -303,7 +348,6 @@ print(verdicts(assess_findings(sts_summary, comparisons, scale=iw_scale), ["Beyo
 # those settings sit (outlined).
 
 # %%
-sweep_on = sweep_dataset if sweep_dataset in datasets else datasets[0]
 grids = []
 for label in labels:
     paper = settings[label]
@@ -482,7 +526,8 @@ if finetune_tasks:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-findings = assess_findings(sts_summary, comparisons, sst2, finetuned, cls_table, grid=grid, scale=iw_scale)
+findings = assess_findings(sts_summary, comparisons, sst2, finetuned, cls_table, grid=grid, scale=iw_scale,
+                           layers=per_layer_isotropy)
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
 notes = [

@@ -96,6 +96,7 @@ def test_symbol_tokens_and_special_tokens_are_left_out_unless_kept():
     everything = token_types(tokens, keep_symbols=True)
     assert len(everything.rows) == len(tokens) and everything.is_symbol.sum() == 3  # [CLS] has letters
     assert list(token_types(tokens, max_windows=1).windows) == [0, 0, 0, 0]
+    assert len(token_types(tokens, keep_symbols=True, max_windows=1).rows) == 8  # the symbols kept, one window
     with pytest.raises(ValueError, match="No token is left"):
         token_types(_tokens([["[CLS]", ".", "[SEP]"]]))
 

@@ -1,5 +1,7 @@
 """The study module of notebook 03 (Rajaee & Pilehvar 2021): methods, STS scoring, the SST-2 protocol, findings."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -24,6 +26,7 @@ from isolib.studies.rajaee_cluster_isotropy import (
     finetune,
     finetune_texts,
     isotropise_batch,
+    layer_isotropy,
     learning_rate_share,
     method_summary,
     probe_summary,
@@ -323,6 +326,35 @@ def test_the_batch_method_centres_each_cluster_nulls_its_directions_and_passes_g
     assert points.grad is not None and torch.isfinite(points.grad).all() and points.grad.abs().sum() > 0
     short = isotropise_batch(points[:5].detach(), BatchMethod(n_clusters=2, n_pc=4), random_state=0)  # a last batch
     np.testing.assert_allclose(short.numpy().mean(axis=0), 0, atol=1e-10)  # one cluster, at most 4 directions
+
+
+def layered_tokens(shifted_layers, n_layers=6, n_sentences=60, per_sentence=5, dim=8, seed=0):
+    """Token vectors of ``n_layers`` layers: the input layer mildly anisotropic (one direction stretched x2),
+    ``shifted_layers`` strongly (x6 and a common shift), the other layers isotropic."""
+    generator = np.random.default_rng(seed)
+    tokens = pd.DataFrame({"sentence_id": np.repeat(np.arange(n_sentences), per_sentence + 1),
+                           "is_special": np.tile([True] + [False] * per_sentence, n_sentences)})
+
+    def cloud(stretch, shift):
+        return generator.normal(size=(len(tokens), dim)) * np.r_[stretch, np.ones(dim - 1)] + shift
+
+    arrays = {layer: cloud(2.0, 0.0) if layer == 0 else cloud(6.0, 3.0) if layer in shifted_layers else cloud(1.0, 0.0)
+              for layer in range(n_layers)}
+    return SimpleNamespace(tokens=tokens, layers=tuple(range(n_layers)), layer=arrays.__getitem__)
+
+
+def test_hidden_layers_against_the_input_layer():
+    table = layer_isotropy(layered_tokens({1, 2, 3, 4}), n_halves=3)
+    assert table.groupby("layer").size().tolist() == [4] * 6  # all sentences and three halves per layer
+    assert (table[table["sample"] == "all"].n_tokens == 300).all()  # special tokens left out
+    assert (table[table["sample"] != "all"].n_tokens == 150).all()
+    findings = study._layer_findings(table.assign(model="minilm"))
+    # Four of five hidden layers shifted: "almost all" holds for I(W) and for IsoScore.
+    assert [finding.status for finding in findings] == ["reproduced", "reproduced"]
+    assert "in 4 of 5 hidden layers" in findings[0].ours
+    # The control: three of five shifted, two hidden layers more isotropic than the input layer.
+    control = study._layer_findings(layer_isotropy(layered_tokens({1, 2, 3}), n_halves=3).assign(model="minilm"))
+    assert [finding.status for finding in control] == ["not reproduced", "not reproduced"]
 
 
 def test_finetuning_texts_and_labels():

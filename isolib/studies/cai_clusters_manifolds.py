@@ -239,7 +239,7 @@ def token_types(tokens: pd.DataFrame, *, keep_symbols: bool = False, keep_placeh
     kept = inside if keep_symbols else inside & ~special & ~symbol
     left_out = 0 if keep_placeholders else int((kept & placeholder).sum())
     if not keep_placeholders:
-        kept &= ~placeholder
+        kept = kept & ~placeholder  # not in place: ``inside`` may be pandas' read-only view
     rows = np.flatnonzero(kept)
     if not len(rows):
         raise ValueError("No token is left to analyse: the windows hold only special, symbol and placeholder tokens.")

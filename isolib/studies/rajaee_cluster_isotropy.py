@@ -13,6 +13,7 @@ comparison table on :mod:`isolib.transforms`, :mod:`isolib.evaluation` and :mod:
   sentence pairs and crossed with the seeds;
 * :func:`sweep` -- Spearman over a grid of (k, n_pc), to see whether the gain is robust or tuned;
 * :func:`scale_dependence` -- I(W) and IsoScore of the same clouds at several scales;
+* :func:`layer_isotropy` -- I(W) and IsoScore of the pre-trained token vectors at every layer (a slide);
 * :func:`probe_with_method` -- a logistic-regression probe on sentence vectors (the SST-2 protocol), and
   :func:`probe_summary` -- with and without the method, paired over dev sentences;
 * :func:`finetune` -- fine-tuning on RTE or WiC with the method on each batch's [CLS] vectors or without
@@ -50,6 +51,7 @@ import isolib.evaluation
 import isolib.metrics
 import isolib.transforms
 from isolib import datasets
+from isolib._checks import check_int
 from isolib.cache import memoized
 from isolib.embed import split_view
 from isolib.evaluation import mean_pool, sts_correlation
@@ -98,6 +100,7 @@ __all__ = [
     "compare_methods",
     "sweep",
     "scale_dependence",
+    "layer_isotropy",
     "probe_correct",
     "probe_with_method",
     "probe_summary",
@@ -431,6 +434,47 @@ def scale_dependence(clouds: dict, scales: Sequence[float] = (1, 3, 10)) -> pd.D
     return pd.DataFrame([{"vectors": name, "scale": scale, "iw": partition_isotropy(scale * np.asarray(points)),
                           "isoscore": isoscore(scale * np.asarray(points))}
                          for name, points in clouds.items() for scale in scales])
+
+
+
+def layer_isotropy(embedding, *, n_halves: int = 3, random_state=0) -> pd.DataFrame:
+    """I(W) and IsoScore of the token vectors at every layer of ``embedding``: on every sentence and on random halves.
+
+    The slides' "Pre-trained BERT isotropy": the hidden layers against the input layer (layer 0, no
+    context). The sentence is the sampling unit: each half is a random half of the sentences, drawn
+    with ``random_state``, so the spread over halves is the interval a reader can check the order of
+    the layers against.
+
+    Parameters
+    ----------
+    embedding : isolib.embed.Embeddings
+        Token vectors of several layers (special tokens are left out).
+    n_halves : int
+        Random halves of the sentences, besides all of them.
+    random_state : int
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``layer`` (ours: 0 = input embeddings), ``sample`` (``"all"``, ``"half 1"`` ...), ``n_tokens``,
+        ``i_w``, ``isoscore``, ``mean_norm`` (the mean length of a token vector, since I(W) is not scale invariant).
+    """
+    kept = ~embedding.tokens.is_special.to_numpy()
+    sentence_ids = embedding.tokens.sentence_id.to_numpy()[kept]
+    sentences = np.unique(sentence_ids)
+    generator = np.random.default_rng(random_state)
+    samples = {"all": np.ones(len(sentence_ids), dtype=bool)}
+    for half in range(1, check_int(n_halves, "n_halves", low=1) + 1):
+        chosen = generator.choice(sentences, len(sentences) // 2, replace=False)
+        samples[f"half {half}"] = np.isin(sentence_ids, chosen)
+    rows = []
+    for layer in embedding.layers:
+        vectors = np.asarray(embedding.layer(layer)[kept], dtype=np.float64)
+        rows += [{"layer": layer, "sample": sample, "n_tokens": int(rows_of.sum()),
+                  "i_w": partition_isotropy(vectors[rows_of]), "isoscore": isoscore(vectors[rows_of]),
+                  "mean_norm": float(np.linalg.norm(vectors[rows_of], axis=1).mean())}
+                 for sample, rows_of in samples.items()]
+    return pd.DataFrame(rows)
 
 
 def probe_correct(train_vectors, train_labels, test_vectors, test_labels, *, random_state=None) -> np.ndarray:
@@ -1022,6 +1066,42 @@ def _scale_finding(scale: pd.DataFrame) -> Finding:
                    "follow from the definitions).", kind="check")
 
 
+def _layer_findings(layers: pd.DataFrame) -> list[Finding]:
+    """The per-layer slide per model: almost every hidden layer more anisotropic than the input layer.
+
+    "Almost all" is read as all but at most one hidden layer (ours); the full sample decides and
+    the random halves of the sentences are its interval: borderline when a half decides otherwise.
+    IsoScore, which does not depend on the scale of the vectors, is judged the same way beside I(W).
+    """
+    findings = []
+    for model, table in layers.groupby("model", sort=False):
+        for measure, name in (("i_w", "I(W)"), ("isoscore", "IsoScore")):
+            wide = table.pivot(index="layer", columns="sample", values=measure)
+            hidden = wide.drop(index=0)
+            shares = (hidden < wide.loc[0]).mean()  # per sample: hidden layers below the input layer
+            bound = 1 - 1 / len(hidden)
+            halves = shares.drop("all")
+            passed = bool(shares["all"] >= bound)
+            verdict = Verdict(passed, float(shares["all"]), float(shares["all"] - bound),
+                              (float(halves.min()), float(halves.max())), bool(((halves >= bound) != passed).any()),
+                              bound, "above")
+            lowest = hidden["all"].idxmin()
+            findings.append(declare(
+                f"Pre-trained hidden layers are more anisotropic than the input layer ({name} of the tokens)"
+                if measure == "i_w" else
+                "Beyond the slides: the same with IsoScore, which does not depend on the scale of the vectors",
+                "almost all hidden layers (BERT, a figure)" if measure == "i_w" else "not in the slides", model,
+                f"{name} below the input layer's ({wide.loc[0, 'all']:.3g}) in {int(round(shares['all'] * len(hidden)))} "
+                f"of {len(hidden)} hidden layers ({int(round(halves.min() * len(hidden)))} to "
+                f"{int(round(halves.max() * len(hidden)))} in {len(halves)} random halves of the sentences); "
+                f"lowest {hidden.loc[lowest, 'all']:.3g} at layer {lowest}",
+                verdict, f"reproduced if {name} of the token vectors is below the input layer's in all hidden layers "
+                "but at most one (ours, for the slide's 'almost all'), on every sentence; borderline if a random half "
+                "of the sentences decides otherwise.", kind="test",
+                control="the input layer (layer 0: the same tokens without context)", threshold_ours=True))
+    return findings
+
+
 def _learned(accuracies, majority: float) -> Verdict:
     """Whether fine-tuning learned: mean dev accuracy above the majority class, interval over seeds."""
     return bootstrap_threshold(np.asarray(accuracies, dtype=float), np.mean, above=majority)
@@ -1093,7 +1173,7 @@ def _finetune_findings(finetuned: pd.DataFrame, cls: pd.DataFrame, majority: dic
 def assess_findings(sts_summary: pd.DataFrame, comparisons: pd.DataFrame, sst2: pd.DataFrame | None = None,
                     finetuned: pd.DataFrame | None = None, cls: pd.DataFrame | None = None, *,
                     grid: pd.DataFrame | None = None, scale: pd.DataFrame | None = None,
-                    majority: dict | None = None) -> list[Finding]:
+                    layers: pd.DataFrame | None = None, majority: dict | None = None) -> list[Finding]:
     """Decide, claim by claim, whether this run reproduces the slides' table.
 
     Parameters
@@ -1115,6 +1195,8 @@ def assess_findings(sts_summary: pd.DataFrame, comparisons: pd.DataFrame, sst2: 
         ``paper_k`` and ``paper_n_pc`` (the paper's setting for that model) added.
     scale : pandas.DataFrame, optional
         :func:`scale_dependence`.
+    layers : pandas.DataFrame, optional
+        :func:`layer_isotropy` of the pre-trained models, with a column ``model``.
     majority : dict of str to float, optional
         Per fine-tuning task, the dev share of its majority class (:func:`majority_share` when omitted).
 
@@ -1133,6 +1215,9 @@ def assess_findings(sts_summary: pd.DataFrame, comparisons: pd.DataFrame, sst2: 
                                          for model, points in grid.groupby("model", sort=False)})
     if scale is not None:
         findings.append(_scale_finding(scale))
+    if layers is not None:
+        findings += judge_decoder_views({model: _layer_findings(rows) for model, rows in
+                                         layers.groupby("model", sort=False)})
     if sst2 is not None:
         findings += judge_decoder_views({model: [_sst2_finding(model, rows.set_index("method"))]
                                          for model, rows in sst2.groupby("model", sort=False)})
@@ -1166,6 +1251,7 @@ def check_parameters(params: dict) -> None:
     check_integers(params, ["seeds", "sweep_seeds", "finetune_seeds", "sweep_pcs", "sst2_train_size", "random_state",
                             "finetune_n_pc", "finetune_train_size"])
     check_integers(params, ["n_init", "sweep_clusters", "finetune_epochs", "finetune_clusters"], minimum=1)
+    check_integers(params, ["layer_sentences"], minimum=4)  # its random halves need sentences
     if not params["finetune_learning_rates"] or not all(
             isinstance(rate, (int, float)) and rate > 0 for rate in params["finetune_learning_rates"]):
         raise ValueError("finetune_learning_rates must be a non-empty list of positive numbers; got "
