@@ -59,9 +59,10 @@ PROFILE ?= quick
 variant: $(INSTALLED)
 	set -f; $(PY) -m isolib reproduce --profile $(PROFILE) --only $(NB) $$(printf -- '-p %s %s ' $(P))
 
-# A student copy of one notebook, solutions removed, in build/student/: make student NB=04_mickus_isotropy_clusters
+# Student copies, as nbgrader's generate_assignment releases them (TEACHING.md), in build/student/: every study's,
+# or one with NB=04_mickus_isotropy_clusters.
 student: $(INSTALLED)
-	$(PY) -m isolib student $(NB)
+	$(PY) -m isolib student $(or $(NB),all)
 
 # Unit tests, meta tests, and nbval on the committed quick runs in the current environment (only the
 # notebooks paired with a script: a copy saved beside them is not tested).

@@ -50,9 +50,10 @@ def _check_figures(args) -> int:
 def _student(args) -> int:
     from pathlib import Path
 
-    from isolib.runner import student_copy
+    from isolib.runner import student_copies
 
-    print(f"wrote {student_copy(args.notebook, Path(args.output) if args.output else None)}")
+    for copy in student_copies(args.notebook, Path(args.output) if args.output else None):
+        print(f"wrote {copy}")
     return 0
 
 
@@ -131,10 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance on numbers (default 1e-6)")
     check.set_defaults(func=_check_figures)
 
-    student = commands.add_parser("student", help="write a student copy of a notebook: solution cells removed, "
-                                  "outputs cleared (default build/student/)")
-    student.add_argument("notebook", help="notebook name, e.g. 04_mickus_isotropy_clusters")
-    student.add_argument("--output", help="folder for the copy (default build/student/)")
+    student = commands.add_parser("student", help="write the student copy of a study notebook, as nbgrader's "
+                                  "generate_assignment releases it (default build/student/)")
+    student.add_argument("notebook", nargs="?", default="all",
+                         help="notebook name, e.g. 04_mickus_isotropy_clusters, or 'all' (default): every study")
+    student.add_argument("--output", help="folder for the copies (default build/student/)")
     student.set_defaults(func=_student)
 
     cache = commands.add_parser("cache", help="list, size or prune the embedding cache (.cache/ or ISOLIB_CACHE_DIR)")

@@ -460,34 +460,55 @@ print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
 # %% [markdown]
 # ## Exercises
 #
-# For a class: answer each question in the cell marked `# YOUR CODE HERE`, using the tables this
-# notebook has built. The solution follows in a hidden cell (click the dots to open it); `make student
-# NB=01_ethayarajh_contextuality` writes a copy without the solutions to `build/student/` (see `TEACHING.md`).
+# For a class: each exercise is a question, an answer cell and a locked test cell whose asserts check the
+# answer (nbgrader's autograded tests). Here the answer cells hold the solutions; in the student copy
+# (`make student`, see `TEACHING.md`) each reads `# YOUR CODE HERE`.
 
 # %% [markdown]
 # **Exercise 1.** Where is context felt most? For each model (and view), find the layer with the lowest
 # anisotropy-adjusted self-similarity (`per_layer.self_similarity_adjusted`), and say whether it lies in
-# the upper half of the network, as the paper found for ELMo, BERT and GPT-2.
+# the upper half of the network, as the paper found for ELMo, BERT and GPT-2. Answer with a table
+# `lowest_layer`: one row per `model`, with its `layer` and `upper_half` (True or False).
 
-# %% tags=["exercise"]
-# YOUR CODE HERE
-
-# %% jupyter={"source_hidden": true} tags=["solution"]
+# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true}
+### BEGIN SOLUTION
 # NBVAL_CHECK_OUTPUT
 lowest_layer = per_layer.loc[per_layer.groupby("model", sort=False).self_similarity_adjusted.idxmin(),
                              ["model", "layer", "n_layers", "self_similarity_adjusted"]]
-lowest_layer.assign(upper_half=lowest_layer.layer > (lowest_layer.n_layers - 1) / 2).round(3)
+lowest_layer = lowest_layer.assign(upper_half=lowest_layer.layer > (lowest_layer.n_layers - 1) / 2)
+lowest_layer.round(3)
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_1_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 1: one row per model, at a layer of least adjusted self-similarity, and which half it lies in.
+assert {"model", "layer", "upper_half"} <= set(lowest_layer.columns), "lowest_layer needs model, layer, upper_half"
+### BEGIN HIDDEN TESTS
+assert sorted(lowest_layer.model) == sorted(per_layer.model.unique()), "one row per model"
+for answer in lowest_layer.itertuples():
+    of_model = per_layer[per_layer.model == answer.model]
+    at_layer = of_model.self_similarity_adjusted[of_model.layer == answer.layer]
+    assert at_layer.min() == of_model.self_similarity_adjusted.min(), f"{answer.model}: not the lowest layer"
+    assert answer.upper_half == (answer.layer > (of_model.n_layers.iloc[0] - 1) / 2), f"{answer.model}: upper_half"
+### END HIDDEN TESTS
 
 # %% [markdown]
 # **Exercise 2.** How much of the raw self-similarity is anisotropy? For each model, average over the non-input
 # layers the share `baseline_cosine / self_similarity`: the part two random occurrences of any words
-# would already have in common.
+# would already have in common. Answer with `anisotropy_share`, one value per model (a Series indexed by model).
 
-# %% tags=["exercise"]
-# YOUR CODE HERE
-
-# %% jupyter={"source_hidden": true} tags=["solution"]
+# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true}
+### BEGIN SOLUTION
 # NBVAL_CHECK_OUTPUT
 anisotropy_share = (per_layer[per_layer.layer > 0].assign(share=lambda t: t.baseline_cosine / t.self_similarity)
                     .groupby("model", sort=False).share.mean())
 anisotropy_share.round(3)
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_2_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 2: the mean share of the anisotropy baseline in the raw self-similarity, per model.
+assert sorted(anisotropy_share.index) == sorted(per_layer.model.unique()), "one value per model"
+### BEGIN HIDDEN TESTS
+for model_name, share in anisotropy_share.items():
+    above_input = per_layer[(per_layer.model == model_name) & (per_layer.layer > 0)]
+    assert np.isclose(share, (above_input.baseline_cosine / above_input.self_similarity).mean()), model_name
+### END HIDDEN TESTS

@@ -571,30 +571,50 @@ print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
 # %% [markdown]
 # ## Exercises
 #
-# For a class: answer each question in the cell marked `# YOUR CODE HERE`, using the tables this
-# notebook has built. The solution follows in a hidden cell (click the dots to open it); `make student
-# NB=02_cai_clusters_manifolds` writes a copy without the solutions to `build/student/` (see `TEACHING.md`).
+# For a class: each exercise is a question, an answer cell and a locked test cell whose asserts check the
+# answer (nbgrader's autograded tests). Here the answer cells hold the solutions; in the student copy
+# (`make student`, see `TEACHING.md`) each reads `# YOUR CODE HERE`.
 
 # %% [markdown]
 # **Exercise 1.** Which layers hold clusters? List, per model and corpus, the layers where the silhouette chose more
-# than one cluster (`per_layer.n_clusters`), with that silhouette.
+# than one cluster (`per_layer.n_clusters`), with that silhouette. Answer with the table `clustered`: those rows
+# of `per_layer`, with at least the columns `model`, `corpus`, `layer` and `silhouette`.
 
-# %% tags=["exercise"]
-# YOUR CODE HERE
-
-# %% jupyter={"source_hidden": true} tags=["solution"]
+# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true}
+### BEGIN SOLUTION
 # NBVAL_CHECK_OUTPUT
 clustered = per_layer[per_layer.n_clusters > 1][["model", "corpus", "layer", "n_clusters", "n_real_clusters", "silhouette"]]
 clustered.round(3) if len(clustered) else "No layer has more than one cluster."
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_1_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 1: the layers with more than one cluster, and their silhouette.
+assert {"model", "corpus", "layer", "silhouette"} <= set(clustered.columns), "clustered needs model, corpus, layer, silhouette"
+### BEGIN HIDDEN TESTS
+expected = per_layer[per_layer.n_clusters > 1]
+matched = expected.merge(clustered, on=["model", "corpus", "layer"], suffixes=("", "_answer"))
+assert len(clustered) == len(expected) == len(matched), "one row per layer with more than one cluster"
+assert np.allclose(matched.silhouette, matched.silhouette_answer, equal_nan=True), "the silhouette of each layer"
+### END HIDDEN TESTS
 
 # %% [markdown]
 # **Exercise 2.** How much isotropy does centring each cluster restore? Per model, compare the mean over layers of
 # S_inter before (`s_inter`), after global centring (`s_inter_centred`) and after per-cluster centring
-# (`s_inter_clusters_weighted`).
+# (`s_inter_clusters_weighted`). Answer with the table `centring_effect`: one row per model, one column for each.
 
-# %% tags=["exercise"]
-# YOUR CODE HERE
-
-# %% jupyter={"source_hidden": true} tags=["solution"]
+# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true}
+### BEGIN SOLUTION
 # NBVAL_CHECK_OUTPUT
-per_layer.groupby("model", sort=False)[["s_inter", "s_inter_centred", "s_inter_clusters_weighted"]].mean().round(3)
+centring_effect = per_layer.groupby("model", sort=False)[["s_inter", "s_inter_centred", "s_inter_clusters_weighted"]].mean()
+centring_effect.round(3)
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_2_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 2: the mean S_inter per model, before and after each centring.
+s_inter_columns = ["s_inter", "s_inter_centred", "s_inter_clusters_weighted"]
+assert set(s_inter_columns) <= set(centring_effect.columns), f"centring_effect needs the columns {s_inter_columns}"
+assert sorted(centring_effect.index) == sorted(per_layer.model.unique()), "one row per model"
+### BEGIN HIDDEN TESTS
+expected = per_layer.groupby("model")[s_inter_columns].mean()
+assert np.allclose(centring_effect.loc[expected.index, s_inter_columns], expected, equal_nan=True)
+### END HIDDEN TESTS

@@ -560,34 +560,62 @@ print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
 # %% [markdown]
 # ## Exercises
 #
-# For a class: answer each question in the cell marked `# YOUR CODE HERE`, using the tables this
-# notebook has built. The solution follows in a hidden cell (click the dots to open it); `make student
-# NB=03_rajaee_cluster_isotropy` writes a copy without the solutions to `build/student/` (see `TEACHING.md`).
+# For a class: each exercise is a question, an answer cell and a locked test cell whose asserts check the
+# answer (nbgrader's autograded tests). Here the answer cells hold the solutions; in the student copy
+# (`make student`, see `TEACHING.md`) each reads `# YOUR CODE HERE`.
 
 # %% [markdown]
 # **Exercise 1.** Which processing helps most? For each model and dataset, find the method with the highest mean
-# Spearman in `sts_summary` and its gain over the pre-trained row.
+# Spearman in `sts_summary` and its gain over the pre-trained row. Answer with the table `best_method`: one row
+# per model and dataset, with its `method`, `spearman` and `gain`.
 
-# %% tags=["exercise"]
-# YOUR CODE HERE
-
-# %% jupyter={"source_hidden": true} tags=["solution"]
+# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true}
+### BEGIN SOLUTION
 # NBVAL_CHECK_OUTPUT
 best = sts_summary.loc[sts_summary.groupby(["model", "dataset"], sort=False).spearman.idxmax()]
 pretrained = sts_summary[sts_summary.method == "pre-trained"].set_index(["model", "dataset"]).spearman
-best.assign(gain=best.spearman.to_numpy() - pretrained.loc[list(zip(best.model, best.dataset))].to_numpy())[
-    ["model", "dataset", "method", "spearman", "gain"]].round(2)
+best_method = best.assign(gain=best.spearman.to_numpy() - pretrained.loc[list(zip(best.model, best.dataset))].to_numpy())[
+    ["model", "dataset", "method", "spearman", "gain"]]
+best_method.round(2)
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_1_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 1: the best method per model and dataset, and its gain over the pre-trained row.
+assert {"model", "dataset", "method", "spearman", "gain"} <= set(best_method.columns), \
+    "best_method needs model, dataset, method, spearman, gain"
+### BEGIN HIDDEN TESTS
+assert len(best_method) == sts_summary.groupby(["model", "dataset"]).ngroups, "one row per model and dataset"
+for answer in best_method.itertuples():
+    scored = sts_summary[(sts_summary.model == answer.model) & (sts_summary.dataset == answer.dataset)]
+    assert answer.method in set(scored.method[scored.spearman == scored.spearman.max()]), answer
+    assert np.isclose(answer.spearman, scored.spearman.max()), answer
+    assert np.isclose(answer.gain, scored.spearman.max() - scored.spearman[scored.method == "pre-trained"].iloc[0]), answer
+### END HIDDEN TESTS
 
 # %% [markdown]
 # **Exercise 2.** I(W) punishes a common mean, IsoScore does not. Take 2,000 standard normal points in 384
 # dimensions (seeded with `random_state`), then the same points shifted by 1 in every coordinate, then
-# those centred again, and compute both scores for each.
+# those centred again, and compute both scores for each. Answer with the table `shift_scores`: rows `centred`,
+# `shifted by 1` and `shifted, centred again`, columns `I(W)` and `IsoScore`.
 
-# %% tags=["exercise"]
-# YOUR CODE HERE
-
-# %% jupyter={"source_hidden": true} tags=["solution"]
+# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true}
+### BEGIN SOLUTION
 # NBVAL_CHECK_OUTPUT
 points = np.random.default_rng(random_state).standard_normal((2000, 384))
-for name, cloud in [("centred", points), ("shifted by 1", points + 1), ("shifted, centred again", points - points.mean(0))]:
-    print(f"{name:>22}: I(W) {partition_isotropy(cloud):.3f}, IsoScore {isoscore(cloud):.3f}")
+clouds = {"centred": points, "shifted by 1": points + 1, "shifted, centred again": points - points.mean(0)}
+shift_scores = pd.DataFrame({"I(W)": [partition_isotropy(cloud) for cloud in clouds.values()],
+                             "IsoScore": [isoscore(cloud) for cloud in clouds.values()]}, index=list(clouds))
+for name, scores in shift_scores.iterrows():
+    print(f"{name:>22}: I(W) {scores['I(W)']:.3f}, IsoScore {scores['IsoScore']:.3f}")
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_2_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 2: I(W) and IsoScore of the three clouds.
+assert list(shift_scores.index) == ["centred", "shifted by 1", "shifted, centred again"], "one row per cloud, in order"
+assert {"I(W)", "IsoScore"} <= set(shift_scores.columns), "shift_scores needs the columns I(W) and IsoScore"
+### BEGIN HIDDEN TESTS
+normal = np.random.default_rng(random_state).standard_normal((2000, 384))
+for cloud_name, cloud in [("centred", normal), ("shifted by 1", normal + 1), ("shifted, centred again", normal - normal.mean(0))]:
+    assert np.isclose(shift_scores.loc[cloud_name, "I(W)"], partition_isotropy(cloud)), cloud_name
+    assert np.isclose(shift_scores.loc[cloud_name, "IsoScore"], isoscore(cloud)), cloud_name
+### END HIDDEN TESTS

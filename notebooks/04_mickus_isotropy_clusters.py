@@ -417,41 +417,72 @@ print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
 # %% [markdown]
 # ## Exercises
 #
-# For a class: answer each question in the cell marked `# YOUR CODE HERE`, using the tables this
-# notebook has built. The solution follows in a hidden cell (click the dots to open it); `make student
-# NB=04_mickus_isotropy_clusters` writes a copy without the solutions to `build/student/` (see `TEACHING.md`).
+# For a class: each exercise is a question, an answer cell and a locked test cell whose asserts check the
+# answer (nbgrader's autograded tests). Here the answer cells hold the solutions; in the student copy
+# (`make student`, see `TEACHING.md`) each reads `# YOUR CODE HERE`.
 
 # %% [markdown]
 # **Exercise 1.** When does the silhouette overtake IsoScore? For each setup, find the first update at which the mean
-# silhouette over seeds exceeds the mean IsoScore (in `traces`), or say that it never does.
+# silhouette over seeds exceeds the mean IsoScore (in `traces`), or say that it never does. Answer with the
+# dict `first_update`: for each setup, that update, or `None` where there is none.
 
-# %% tags=["exercise"]
-# YOUR CODE HERE
-
-# %% jupyter={"source_hidden": true} tags=["solution"]
+# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true}
+### BEGIN SOLUTION
 # NBVAL_CHECK_OUTPUT
 means = traces.groupby(["setup", "update"], sort=False)[["isoscore", "silhouette"]].mean().reset_index()
+first_update = {}
 for setup, run in means.groupby("setup", sort=False):
     above = run["update"][run.silhouette > run.isoscore]
+    first_update[setup] = above.min() if len(above) else None
     print(f"{setup}: " + (f"from update {above.min()}" if len(above) else "never in this run"))
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_1_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 1: the first update at which the mean silhouette exceeds the mean IsoScore, per setup.
+assert sorted(first_update) == sorted(traces.setup.unique()), "one entry per setup"
+### BEGIN HIDDEN TESTS
+for setup_name, update in first_update.items():
+    by_update = traces[traces.setup == setup_name].groupby("update")[["isoscore", "silhouette"]].mean()
+    ahead = by_update.index[by_update.silhouette > by_update.isoscore]
+    assert update == (ahead.min() if len(ahead) else None), setup_name
+### END HIDDEN TESTS
 
 # %% [markdown]
 # **Exercise 2.** Both scores ignore the scale of the points and any rotation of them. Check it on 1,000
 # initial vectors of the first setup that has one vector per item (not SNLI's pairs): their IsoScore
-# and silhouette as they are, times 3, and after a random rotation.
+# and silhouette as they are, times 3, and after a random rotation. Answer with the vectors as they are in
+# `vectors`, and the table `invariance`: rows `as they are`, `times 3` and `rotated`, columns `IsoScore` and
+# `silhouette`.
 
-# %% tags=["exercise"]
-# YOUR CODE HERE
-
-# %% jupyter={"source_hidden": true} tags=["solution"]
-# NBVAL_CHECK_OUTPUT
+# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true}
 from isolib.metrics import isoscore, silhouette
 
+### BEGIN SOLUTION
+# NBVAL_CHECK_OUTPUT
 setup = next(candidate for candidate in built if candidate.item_index is None)
 generator = np.random.default_rng(random_state)
 rows = generator.choice(len(setup.X), min(1000, len(setup.X)), replace=False)
-points = setup.X[rows].astype(np.float64)
+vectors = setup.X[rows].astype(np.float64)
 labels = np.unique(setup.y[rows], axis=0, return_inverse=True)[1].ravel()  # one label per distinct label vector
-rotation, _ = np.linalg.qr(generator.standard_normal((points.shape[1], points.shape[1])))
-for name, cloud in [("as they are", points), ("times 3", 3 * points), ("rotated", points @ rotation)]:
-    print(f"{setup.name}, {name:>11}: IsoScore {isoscore(cloud):.4f}, silhouette {silhouette(cloud, labels):.4f}")
+rotation, _ = np.linalg.qr(generator.standard_normal((vectors.shape[1], vectors.shape[1])))
+clouds = {"as they are": vectors, "times 3": 3 * vectors, "rotated": vectors @ rotation}
+invariance = pd.DataFrame({"IsoScore": [isoscore(cloud) for cloud in clouds.values()],
+                           "silhouette": [silhouette(cloud, labels) for cloud in clouds.values()]}, index=list(clouds))
+for name, scores in invariance.iterrows():
+    print(f"{setup.name}, {name:>11}: IsoScore {scores['IsoScore']:.4f}, silhouette {scores['silhouette']:.4f}")
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_2_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 2: IsoScore and silhouette of the same vectors as they are, times 3 and rotated.
+assert list(invariance.index) == ["as they are", "times 3", "rotated"], "one row per version of the vectors, in order"
+assert {"IsoScore", "silhouette"} <= set(invariance.columns), "invariance needs the columns IsoScore and silhouette"
+### BEGIN HIDDEN TESTS
+one_per_item = next(candidate for candidate in built if candidate.item_index is None)
+as_drawn = np.asarray(vectors, dtype=np.float64)
+assert as_drawn.shape == (min(1000, len(one_per_item.X)), one_per_item.X.shape[1]), "1,000 vectors of that setup"
+known = {row.tobytes() for row in one_per_item.X.astype(np.float64)}
+assert all(row.tobytes() in known for row in as_drawn), f"vectors are not initial vectors of {one_per_item.name}"
+assert np.isclose(invariance.loc["as they are", "IsoScore"], isoscore(as_drawn)), "IsoScore of the vectors"
+scores_of = invariance[["IsoScore", "silhouette"]].to_numpy(float)
+assert np.allclose(scores_of, scores_of[0], rtol=1e-6), "scaling and rotation change neither score"
+### END HIDDEN TESTS

@@ -458,35 +458,62 @@ print(f"\nWall time {elapsed_minutes:.1f} min ({measuring_minutes:.1f} min measu
 # %% [markdown]
 # ## Exercises
 #
-# For a class: answer each question in the cell marked `# YOUR CODE HERE`, using the tables this
-# notebook has built. The solution follows in a hidden cell (click the dots to open it); `make student
-# NB=05_every_measure` writes a copy without the solutions to `build/student/` (see `TEACHING.md`).
+# For a class: each exercise is a question, an answer cell and a locked test cell whose asserts check the
+# answer (nbgrader's autograded tests). Here the answer cells hold the solutions; in the student copy
+# (`make student`, see `TEACHING.md`) each reads `# YOUR CODE HERE`.
 
 # %% [markdown]
 # **Exercise 1.** Which measures does the number of points move? From `sensitivity`, list the measures whose
-# direction under the change `fewer_points` is not "unchanged", with their median change.
+# direction under the change `fewer_points` is not "unchanged", with their median change. Answer with the
+# table `moved`: those rows of `sensitivity`, with at least the columns `measure` and `median`.
 
-# %% tags=["exercise"]
-# YOUR CODE HERE
-
-# %% jupyter={"source_hidden": true} tags=["solution"]
+# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true}
+### BEGIN SOLUTION
 # NBVAL_CHECK_OUTPUT
-fewer = sensitivity[(sensitivity.change == "fewer_points") & (sensitivity.direction != "unchanged")]
-print(", ".join(sorted(LABELS[name] for name in fewer.measure)))
+moved = sensitivity[(sensitivity.change == "fewer_points") & (sensitivity.direction != "unchanged")]
+print(", ".join(sorted(LABELS[name] for name in moved.measure)))
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_1_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 1: the measures that fewer points move, with their median change.
+assert {"measure", "median"} <= set(moved.columns), "moved needs the columns measure and median"
+### BEGIN HIDDEN TESTS
+expected = sensitivity[(sensitivity.change == "fewer_points") & (sensitivity.direction != "unchanged")]
+assert sorted(moved.measure) == sorted(expected.measure), "the measures whose direction is not 'unchanged'"
+matched = expected.merge(moved, on="measure", suffixes=("", "_answer"))
+assert np.allclose(matched["median"], matched["median_answer"], equal_nan=True), "the median change of each"
+### END HIDDEN TESTS
 
 # %% [markdown]
 # **Exercise 2.** The average cosine ignores the norms of the vectors; IsoScore does not. Take the first sample of
 # the first cell, scale each vector by a random factor between 1 and 10, and compute both measures before and after
-# (`isolib.metrics.average_cosine` and `isoscore`).
+# (`isolib.metrics.average_cosine` and `isoscore`). Answer with the table `rescaling`: rows `as they are` and
+# `rescaled`, columns `average cosine` and `IsoScore`.
 
-# %% tags=["exercise"]
-# YOUR CODE HERE
-
-# %% jupyter={"source_hidden": true} tags=["solution"]
-# NBVAL_CHECK_OUTPUT
+# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true}
 from isolib.metrics import average_cosine, isoscore
 
+### BEGIN SOLUTION
+# NBVAL_CHECK_OUTPUT
 points = cell_samples(cells[0]["space"], cells[0]["layer"])()[0].points
 factors = np.random.default_rng(random_state).uniform(1, 10, size=(len(points), 1))
-for name, cloud in [("as they are", points), ("rescaled", points * factors)]:
-    print(f"{name:>11}: average cosine {average_cosine(cloud):.3f}, IsoScore {isoscore(cloud):.2f}")
+clouds = {"as they are": points, "rescaled": points * factors}
+rescaling = pd.DataFrame({"average cosine": [average_cosine(cloud) for cloud in clouds.values()],
+                          "IsoScore": [isoscore(cloud) for cloud in clouds.values()]}, index=list(clouds))
+for name, scores in rescaling.iterrows():
+    print(f"{name:>11}: average cosine {scores['average cosine']:.3f}, IsoScore {scores['IsoScore']:.2f}")
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_2_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 2: the average cosine and IsoScore of the first sample, as it is and rescaled.
+assert list(rescaling.index) == ["as they are", "rescaled"], "rows 'as they are' and 'rescaled', in order"
+assert {"average cosine", "IsoScore"} <= set(rescaling.columns), "rescaling needs the columns average cosine and IsoScore"
+### BEGIN HIDDEN TESTS
+first_sample = cell_samples(cells[0]["space"], cells[0]["layer"])()[0].points
+assert np.isclose(rescaling.loc["as they are", "average cosine"], average_cosine(first_sample))
+assert np.isclose(rescaling.loc["as they are", "IsoScore"], isoscore(first_sample))
+assert np.isclose(rescaling.loc["rescaled", "average cosine"], rescaling.loc["as they are", "average cosine"]), \
+    "the average cosine ignores the norms"
+assert not np.isclose(rescaling.loc["rescaled", "IsoScore"], rescaling.loc["as they are", "IsoScore"]), \
+    "IsoScore does not ignore them"
+### END HIDDEN TESTS

@@ -1,6 +1,11 @@
 """Meta tests: every notebook is paired, parameterised for every profile, executed and checked."""
 
+import ast
+import copy
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import jupytext
@@ -101,37 +106,136 @@ def test_profiles_and_output_folders():
 
 
 STUDIES = [name for name in NOTEBOOKS if name != "00_quickstart"]
+# nbgrader's metadata of a solution cell and of a locked autograded test cell (schema 3), besides grade_id and points.
+SOLUTION_CELL = {"grade": False, "solution": True, "locked": False, "schema_version": 3}
+TEST_CELL = {"grade": True, "solution": False, "locked": True, "schema_version": 3}
+REGION = r"^### BEGIN {0}\n(.*?)^### END {0}$"
+
+
+def _grading(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def _names(source: str, context) -> set[str]:
+    return {node.id for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Name) and isinstance(node.ctx, context)}
 
 
 @pytest.mark.parametrize("name", STUDIES)
-def test_study_notebooks_end_with_exercises_and_hidden_checked_solutions(name):
-    cells = nbformat.read(runner.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4).cells
-    tags = [cell.metadata.get("tags", []) for cell in cells]
-    exercises = [i for i, t in enumerate(tags) if runner.EXERCISE_TAG in t]
-    assert 2 <= len(exercises) <= 3, "two or three exercises per study notebook"
-    for i in exercises:
-        question, answer, solution = cells[i - 1], cells[i], cells[i + 1]
-        assert question.cell_type == "markdown" and question.source.startswith("**Exercise")
-        assert answer.source.strip() == "# YOUR CODE HERE"
-        assert runner.SOLUTION_TAG in solution.metadata.get("tags", [])
-        assert solution.metadata.get("jupyter", {}).get("source_hidden"), "solutions open hidden in JupyterLab"
-        assert "# NBVAL_CHECK_OUTPUT" in solution.source and solution.outputs, "nbval checks each solution's output"
+def test_each_exercise_is_an_nbgrader_solution_cell_and_a_locked_autograded_test(name):
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    nb = nbformat.read(runner.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+    MetadataValidator().validate_nb(nb)  # nbgrader's own check: valid cells, unique grade ids
+    cells = nb.cells
+    questions = [i for i, cell in enumerate(cells) if cell.cell_type == "markdown" and cell.source.startswith("**Exercise")]
+    assert 2 <= len(questions) <= 3, "two or three exercises per study notebook"
+    graded = [cell for cell in cells if "nbgrader" in cell.metadata]
+    ids = [_grading(cell)["grade_id"] for cell in graded]
+    assert len(graded) == 2 * len(questions) and len(set(ids)) == len(ids), "two cells per exercise, unique grade ids"
+    assert not [cell for cell in cells if {"exercise", "solution"} & set(cell.metadata.get("tags", []))]
+    assigned_before = set().union(*(_names(cell.source, ast.Store) for cell in cells[:questions[0]]
+                                    if cell.cell_type == "code"))
+    for i in questions:
+        solution, test = cells[i + 1], cells[i + 2]
+        assert {key: _grading(solution).get(key) for key in SOLUTION_CELL} == SOLUTION_CELL
+        assert {key: _grading(test).get(key) for key in TEST_CELL} == TEST_CELL and _grading(test)["points"] > 0
+        answer = re.search(REGION.format("SOLUTION"), solution.source, re.M | re.S)
+        assert answer and "# NBVAL_CHECK_OUTPUT" in answer.group(1).splitlines(), \
+            "nbval checks each solution's output; its marker lies inside the solution, so the release drops it"
+        assert solution.outputs and not solution.metadata.get("jupyter", {}).get("source_hidden")
+        assert not test.outputs and "NBVAL" not in test.source, "a test cell prints nothing and nbval ignores it"
+        visible = re.sub(REGION.format("HIDDEN TESTS"), "", test.source, flags=re.M | re.S)
+        assert "assert " in visible and "assert " in re.search(REGION.format("HIDDEN TESTS"), test.source,
+                                                                re.M | re.S).group(1)
+        # The answer is a named variable the test reads, new in the notebook: a missing answer is a NameError.
+        answers = _names(solution.source, ast.Store) & _names(visible, ast.Load)
+        assert answers and not answers & assigned_before, f"{_grading(test)['grade_id']}: {answers}"
 
 
-def test_a_student_copy_has_no_solution_and_runs(tmp_path):
-    name = "04_mickus_isotropy_clusters"
-    copy = runner.student_copy(name, tmp_path)
-    assert copy == tmp_path / f"{name}.ipynb"
-    nb = nbformat.read(copy, as_version=4)
-    assert not [cell for cell in nb.cells if runner.SOLUTION_TAG in cell.metadata.get("tags", [])]
-    assert "from isolib.metrics import isoscore, silhouette" not in "".join(cell.source for cell in nb.cells)
-    assert sum(cell.source == "# YOUR CODE HERE" for cell in nb.cells if cell.cell_type == "code") == 2
-    assert not [cell for cell in nb.cells if cell.get("outputs")]
-    # It runs as it is (here on small settings, to keep the test short), from outside notebooks/.
-    small = {"setups": ["supersenses"], "n_items": 300, "n_updates": 3, "seeds": [0], "glue_tasks": [],
-             "output_dir": str(tmp_path / "figures")}
-    papermill.execute_notebook(str(copy), str(tmp_path / "executed.ipynb"), parameters=small, cwd=str(tmp_path),
-                               kernel_name="python3", progress_bar=False)
+@pytest.fixture(scope="module")
+def releases(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("student")
+    return {path.stem: path for path in runner.student_copies("all", folder)}
+
+
+def _secret_lines(nb) -> set[str]:
+    """The lines of the solutions and hidden tests that occur nowhere else in the notebook."""
+    regions, rest = set(), set()
+    for cell in nb.cells:
+        inside = {line.strip() for kind in ("SOLUTION", "HIDDEN TESTS")
+                  for region in re.findall(REGION.format(kind), cell.source, re.M | re.S) for line in region.splitlines()}
+        regions |= inside
+        rest |= {line.strip() for line in cell.source.splitlines()} - inside
+    return regions - rest - {""}
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_the_release_passes_nbgraders_checks_and_holds_no_solution(name, releases):
+    from nbgrader import utils
+    from nbgrader.nbgraderformat import MetadataValidator
+    from nbgrader.preprocessors import ClearSolutions
+
+    assert releases[name] == releases[name].parent / f"{name}.ipynb"
+    release = nbformat.read(releases[name], as_version=4)
+    MetadataValidator().validate_nb(release)
+    teacher = nbformat.read(runner.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+    graded = [cell for cell in release.cells if "nbgrader" in cell.metadata]
+    assert [_grading(cell)["grade_id"] for cell in graded] == [_grading(cell)["grade_id"] for cell in teacher.cells
+                                                               if "nbgrader" in cell.metadata]
+    for cell in graded:
+        # nbgrader's autograde compares these checksums to find a test cell a student changed.
+        assert _grading(cell)["checksum"] == utils.compute_checksum(cell) and cell.metadata.deletable is False
+        if utils.is_solution(cell):
+            assert ClearSolutions().code_stub["python"] in cell.source
+        else:
+            assert cell.metadata.editable is False
+    text = "\n".join(cell.source for cell in release.cells)
+    assert not re.search("NBVAL_|BEGIN SOLUTION|HIDDEN TESTS", text)
+    assert _secret_lines(teacher).isdisjoint(line.strip() for line in text.splitlines()), "a solution line leaked"
+    assert not [cell for cell in release.cells if cell.get("outputs")]
+    assert release.cells[0].source.startswith("# "), "no quick-run note"
+    assert f'output_dir: str = "{runner.student_output_dir(name)}"' in text
+
+
+def test_the_release_is_what_nbgrader_generate_assignment_releases(tmp_path, releases):
+    """nbgrader's own command on the committed notebooks gives the same notebooks, but for the quick-run note, the
+    nbval markers and output_dir (runner.for_students)."""
+    source = tmp_path / "source" / "studies"
+    source.mkdir(parents=True)
+    for name in STUDIES:
+        shutil.copy(runner.NOTEBOOK_DIR / f"{name}.ipynb", source)
+    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "studies", "--no-db"], cwd=tmp_path,
+                   check=True, capture_output=True)
+    for name in STUDIES:
+        theirs = nbformat.read(tmp_path / "release" / "studies" / f"{name}.ipynb", as_version=4)
+        assert runner.for_students(theirs, name) == nbformat.read(releases[name], as_version=4)
+
+
+CHEAPEST = "01_ethayarajh_contextuality"  # its quick profile takes about 30 s with a warm cache
+
+
+def test_the_cheapest_release_fails_at_its_first_test_unanswered_and_passes_answered(tmp_path, releases):
+    """The student copy runs from its own folder and writes its outputs there. With the answer cells left empty
+    the first autograded test stops it; with the teacher's answers and full tests put back (as nbgrader's
+    autograde puts the tests back) it runs to the end."""
+    release = nbformat.read(releases[CHEAPEST], as_version=4)
+    teacher = {_grading(cell)["grade_id"]: cell.source for cell in
+               nbformat.read(runner.NOTEBOOK_DIR / f"{CHEAPEST}.ipynb", as_version=4).cells if "nbgrader" in cell.metadata}
+    unanswered, answered = copy.deepcopy(release), copy.deepcopy(release)
+    for empty, full in zip(unanswered.cells, answered.cells):
+        if "nbgrader" in empty.metadata:
+            empty.source = empty.source.replace("raise NotImplementedError()", "")
+            full.source = teacher[_grading(full)["grade_id"]]
+    first_test = next(i for i, cell in enumerate(release.cells) if _grading(cell).get("grade"))
+    for nb, path in [(unanswered, tmp_path / "unanswered.ipynb"), (answered, tmp_path / "answered.ipynb")]:
+        nbformat.write(nb, path)
+    with pytest.raises(papermill.PapermillExecutionError) as stopped:
+        papermill.execute_notebook(str(tmp_path / "unanswered.ipynb"), str(tmp_path / "unanswered-run.ipynb"),
+                                   cwd=str(tmp_path), kernel_name="python3", progress_bar=False)
+    assert (stopped.value.cell_index, stopped.value.ename) == (first_test, "NameError")
+    papermill.execute_notebook(str(tmp_path / "answered.ipynb"), str(tmp_path / "answered-run.ipynb"),
+                               cwd=str(tmp_path), kernel_name="python3", progress_bar=False)
+    assert (tmp_path / runner.student_output_dir(CHEAPEST) / "per_layer.csv").exists(), "outputs beside the copy"
     with pytest.raises(ValueError, match="Unknown notebook"):
         runner.student_copy("99_nothing", tmp_path)
 

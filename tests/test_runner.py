@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 
@@ -289,12 +290,49 @@ def test_sample_sentences_refuses_a_negative_count():
     assert sample_sentences(["a", "b", "c"], 0) == ["a", "b", "c"]
 
 
-def test_a_student_copy_leaves_out_the_quick_run_note(project, fake_papermill):
+def test_a_student_copy_is_nbgraders_release_without_note_markers_or_a_path_above_itself(project, fake_papermill):
+    """Solutions become nbgrader's stub, hidden tests go, test cells are locked; the quick-run note and the nbval
+    markers go, and output_dir points into the copy's own folder."""
+    from nbgrader.preprocessors import ClearSolutions
+
     assert runner.run_notebook(TINY, "quick", store=True).ok
     stored = project / "notebooks" / f"{TINY}.ipynb"
     nb = nbformat.read(stored, as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell("answer = 42", metadata={"tags": [runner.SOLUTION_TAG]}))
+    with pytest.raises(ValueError, match="no exercise"):
+        runner.student_copy(TINY, project / "student")
+    assert runner.student_copies("all", project / "student") == [], "a notebook without exercises has no copy"
+    grading = {"schema_version": 3, "locked": False, "grade": False, "solution": True, "grade_id": "exercise_1"}
+    nb.cells.append(nbformat.v4.new_code_cell("### BEGIN SOLUTION\n# NBVAL_CHECK_OUTPUT\nanswer = 42\n"
+                                              "### END SOLUTION", metadata={"nbgrader": grading}))
+    test = {**grading, "locked": True, "grade": True, "solution": False, "grade_id": "exercise_1_test", "points": 1}
+    nb.cells.append(nbformat.v4.new_code_cell("assert answer > 0\n### BEGIN HIDDEN TESTS\nassert answer == 42\n"
+                                              "### END HIDDEN TESTS", metadata={"nbgrader": test}))
     nbformat.write(nb, stored)
-    copy = nbformat.read(runner.student_copy(TINY, project / "student"), as_version=4)
-    assert [tags for tags in _tags(copy) if runner.QUICK_RUN_NOTE_TAG in tags or runner.SOLUTION_TAG in tags] == []
+    (project / "notebooks" / f"{TINY}.py").write_text(jupytext.writes(nb, fmt="py:percent"))  # the pair, as synced
+    assert runner.exercise_notebooks() == [TINY]
+    (path,) = runner.student_copies("all", project / "student")
+    assert path == project / "student" / f"{TINY}.ipynb"
+    copy = nbformat.read(path, as_version=4)
+    assert [tags for tags in _tags(copy) if runner.QUICK_RUN_NOTE_TAG in tags] == []
     assert copy.cells[0].source.startswith("# A tiny notebook")
+    assert 'output_dir: str = "outputs/00_tiny"  # folder for figures and tables' in copy.cells[1].source
+    solution, checked = copy.cells[-2:]
+    assert solution.source == ClearSolutions().code_stub["python"] and solution.metadata.deletable is False
+    assert checked.source == "assert answer > 0" and checked.metadata.editable is False
+    assert checked.metadata.nbgrader.checksum and not [cell for cell in copy.cells if cell.get("outputs")]
+    assert "NBVAL" not in "".join(cell.source for cell in copy.cells)
+
+
+def test_the_release_steps_are_generate_assignments_less_its_database():
+    from nbgrader.converters import GenerateAssignment
+
+    steps = [step.__name__ for step in GenerateAssignment.class_traits()["preprocessors"].default()]
+    assert [step for step in steps if step != "SaveCells"] == list(runner.RELEASE_STEPS)
+
+
+def test_the_student_command_builds_every_study_by_default():
+    from isolib.cli import build_parser
+
+    assert build_parser().parse_args(["student"]).notebook == "all"
+    assert build_parser().parse_args(["student", "01_ethayarajh_contextuality"]).notebook == "01_ethayarajh_contextuality"
+    assert runner.exercise_notebooks() == [name for name in runner.notebook_names() if name != "00_quickstart"]
