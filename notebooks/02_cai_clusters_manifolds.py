@@ -107,7 +107,7 @@ from isolib.datasets import load_corpus
 from isolib.embed import embed_views, first_position_norm_ratio, split_view
 from isolib.findings import count_line, findings_table, verdicts, write_results
 from isolib.models import load_model, load_static
-from isolib.plotting import plot_per_layer, plot_points, save_figure, save_table, set_style, show_table
+from isolib.plotting import panel_grid, plot_per_layer, plot_points, save_figure, save_table, set_style, show_table
 from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.cai_clusters_manifolds import (
     CITATION,
@@ -264,8 +264,8 @@ for (label, corpus), embedding in embeddings.items():
     wanted = ([] if embedding.starts_with_content else [2]) + [middle[label, corpus]]
     panels += [(label, layer) for layer in dict.fromkeys(wanted) if layer in embedding.layers]
 draw = np.random.default_rng(random_state)
-fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4), squeeze=False, constrained_layout=True)
-for ax, (label, layer) in zip(axes[0], panels):
+fig, axes = panel_grid(len(panels), panel_size=(4.2, 4), max_columns=4)  # rows of four stay legible
+for ax, (label, layer) in zip(axes, panels):
     kept = analysed[label, first_corpus]
     coordinates, explained = pca_view(embeddings[label, first_corpus].layer(layer)[kept.rows], n_components=2)
     shown = np.sort(draw.choice(len(kept.rows), size=min(n_plot_points, len(kept.rows)), replace=False))
@@ -390,17 +390,21 @@ for label, text in extremes.items():
 
 # %%
 shown_models = [label for (label, corpus) in embeddings if corpus == first_corpus]
-fig, axes = plt.subplots(len(shown_models), 2, figsize=(9, 3.8 * len(shown_models)), squeeze=False,
-                         constrained_layout=True)
+# A symbols-kept view draws the same picture as its model's: one row per model.
+drawn = [label for label in shown_models if not label.endswith(" (symbols kept)")]
+fig, axes = plt.subplots(len(drawn), 2, figsize=(9, 3.8 * len(drawn)), squeeze=False, constrained_layout=True)
+rows = dict(zip(drawn, axes))
 symbols = {}
-for row, label in zip(axes, shown_models):
+for label in shown_models:
     embedding, kept = embeddings[label, first_corpus], analysed[label, first_corpus]
     layer = middle[label, first_corpus]
     everything = np.concatenate([kept.symbol_rows, kept.word_rows])
     coordinates, _ = pca_view(embedding.layer(layer)[everything], n_components=2)
     is_symbol = np.arange(len(everything)) < len(kept.symbol_rows)
     symbols[label] = describe_symbols(coordinates, is_symbol, sample_size=n_plot_points, random_state=random_state)
-    for ax, (chosen, title) in zip(row, [(is_symbol, "symbol tokens"), (~is_symbol, "word tokens")]):
+    if label not in rows:
+        continue
+    for ax, (chosen, title) in zip(rows[label], [(is_symbol, "symbol tokens"), (~is_symbol, "word tokens")]):
         picked = np.flatnonzero(chosen)
         picked = np.sort(draw.choice(picked, size=min(n_plot_points, len(picked)), replace=False))
         ax.scatter(*coordinates.T, s=1, color="lightgrey", alpha=0.3, linewidths=0, rasterized=True)
