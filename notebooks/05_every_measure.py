@@ -118,7 +118,7 @@ from IPython.display import Markdown, display
 
 from isolib.datasets import load_corpus
 from isolib.embed import embed_views, split_view
-from isolib.findings import count_line, findings_table, verdicts, write_results
+from isolib.findings import count_line, findings_table, models_line, verdicts, write_results
 from isolib.models import load_model, load_static
 from isolib.plotting import plot_per_layer, save_figure, save_table, seed_tolerance, set_style, show_table
 from isolib.runner import check_output_dir, peak_memory_gib
@@ -429,7 +429,8 @@ notes = [
 ]
 results = write_results(findings, Path(output_dir) / "RESULTS.md",
                         title="Every measure on one embedding space: results of this run", citation=CITATION,
-                        models=", ".join(dict.fromkeys(cell["model"] for cell in cells)), notes=notes)
+                        models=models_line(dict.fromkeys(cell["model"] for cell in cells), (), lambda name: None),
+                        notes=notes)
 print(count_line(findings))
 
 # %%
