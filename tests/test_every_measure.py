@@ -298,6 +298,10 @@ def test_the_guide_and_the_disagreements_are_generated_from_the_tables(small_run
     assert len(guide) == 8 and all(line.startswith("- **") for line in guide)
     assert "IsoScore" in guide[1]  # moved by whitening, not by centring, scaling or a rotation
     assert "average cosine" in guide[0]
+    # The control of the cautions: I(W) falls under a uniform scaling by orders of magnitude (in log10), however
+    # small its change on the isotropy scale, and the guide names it; IsoScore does not move.
+    scale_caution = next(line for line in guide if line.startswith("- **Caution, the scale"))
+    assert "I(W)" in scale_caution and "log10 I(W)" in scale_caution and "IsoScore" not in scale_caution
     disagreements = em.strongest_disagreements(agreement, sensitivity)
     assert len(disagreements) == 3 and disagreements.tau.is_monotonic_increasing
     assert disagreements.cause.str.contains(":").all()

@@ -1303,28 +1303,31 @@ def reader_guide(sensitivity: pd.DataFrame, agreement: pd.DataFrame, *, size: fl
     * clusters and local dimension: the cluster and neighbour measures, with what moves them.
 
     Then the cautions: measures moved by uniform scaling (compare only at equal norms), by the
-    number of points (compare only at equal n), and by one planted outlier.
+    number of points (compare only at equal n), and by one planted outlier. For the rotation and
+    the cautions any systematic move counts (the interval over cells on one side of 0, outside the
+    tolerance), whatever its size on the isotropy scale: I(W) falls by tens of orders of magnitude
+    under a uniform scaling while its isotropy-scale change stays below ``size``.
 
     Returns
     -------
     list of str
         Markdown bullet lines, each with the evidence (the changes and their sizes).
     """
-    def moved(change, how):
-        return [name for name in MEASURE_NAMES if _moves(sensitivity, change, name, size=size) in how]
+    def moved(change, how, at_least=size):
+        return [name for name in MEASURE_NAMES if _moves(sensitivity, change, name, size=at_least) in how]
 
     offset = [name for name in moved("centre", ("up",)) if name in moved("rotate", ("still",))
               and name in moved("scale", ("still",))]
     spread = [name for name in moved("whiten", ("up",)) if name in moved("centre", ("still",))
               and name in moved("scale", ("still",)) and name in moved("rotate", ("still",))]
-    axes = moved("rotate", ("up", "down"))
-    scale = moved("scale", ("up", "down"))
-    fewer = moved("fewer_points", ("up", "down"))
-    outlier = moved("outlier", ("up", "down"))
+    axes, scale, fewer, outlier = (moved(change, ("up", "down"), at_least=0.0)
+                                   for change in ("rotate", "scale", "fewer_points", "outlier"))
     medians = sensitivity.pivot(index="measure", columns="change", values="median")
+    raw = sensitivity.pivot(index="measure", columns="change", values="raw_median")
 
-    def evidence(names, change):
-        return "; ".join(f"{_BY_NAME[name].label} {medians.loc[name, change]:+.2f}" for name in names)
+    def evidence(names, change):  # I(W) also in its own units, log10: its isotropy scale hides orders of magnitude
+        return "; ".join(f"{_BY_NAME[name].label} {medians.loc[name, change]:+.2f}"
+                         + (f" (log10 I(W) {raw.loc[name, change]:+.1f})" if name == "iw" else "") for name in names)
 
     off_diagonal = agreement[agreement.measure != agreement.other].dropna(subset=["tau"])
     partners = []
@@ -1342,8 +1345,8 @@ def reader_guide(sensitivity: pd.DataFrame, agreement: pd.DataFrame, *, size: fl
         (f"- **Do a few coordinates dominate (rogue dimensions)?** {_names(axes)}: a random rotation, which keeps "
          f"every angle and distance, moves them ({evidence(axes, 'rotate')}); they read the model's own coordinates."
          if axes else
-         f"- **Do a few coordinates dominate (rogue dimensions)?** No measure moves by {size} under a random rotation "
-         "here, so no coordinate stands out in these spaces; the share of the average cosine carried by the top "
+         "- **Do a few coordinates dominate (rogue dimensions)?** No measure moves under a random rotation here, so "
+         "no coordinate stands out in these spaces; the share of the average cosine carried by the top "
          "coordinates (Table `rogue`) asks it directly."),
         f"- **Does the space hold clusters, and how many dimensions does it use locally?** best k-means silhouette "
         f"(the cluster-based method moves it {medians.loc['silhouette', 'cluster']:+.2f}) and LID (whitening "
