@@ -562,8 +562,8 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
                     spec = tolerances[column]
                     allowed = STANDARD_DEVIATIONS * old[spec].to_numpy(float) if isinstance(spec, str) else float(spec)
                     close |= np.abs(b.to_numpy(float) - a.to_numpy(float)) <= allowed
-            else:
-                close = (a.astype(str) == b.astype(str)).to_numpy()
+            else:  # missing in both is equal (pandas' string dtype keeps NaN through astype(str), and NaN != NaN)
+                close = ((a.isna() & b.isna()) | (a.astype(str) == b.astype(str)).fillna(False)).to_numpy(bool)
             if not close.all():
                 row = int(np.flatnonzero(~close)[0])
                 differences.append(f"{path.name}: column {column} differs in {int((~close).sum())} row(s), first "

@@ -99,6 +99,20 @@ def test_only_the_full_profile_writes_into_figures(tmp_path):
             runner.check_output_dir(profile, runner.FIGURES_DIR / "02_cai_clusters_manifolds")
 
 
+def test_compare_outputs_reads_text_missing_in_both_runs_as_equal(tmp_path):
+    from isolib.runner import compare_outputs
+
+    committed, fresh = tmp_path / "committed", tmp_path / "fresh"
+    for folder in (committed, fresh):
+        folder.mkdir()
+        pd.DataFrame({"cluster": [0, 1], "why": [None, "the sink"]}).to_csv(folder / "clusters.csv", index=False)
+    assert compare_outputs(committed, fresh) == []
+    # The control: a text that did change is named.
+    pd.DataFrame({"cluster": [0, 1], "why": [None, "placeholders"]}).to_csv(fresh / "clusters.csv", index=False)
+    assert compare_outputs(committed, fresh) == ["clusters.csv: column why differs in 1 row(s), first row 1: "
+                                                 "'the sink' committed, 'placeholders' now."]
+
+
 def test_compare_outputs_passes_a_copy_and_names_each_altered_result(tmp_path):
     from isolib.runner import FIGURES_DIR, compare_outputs
 
