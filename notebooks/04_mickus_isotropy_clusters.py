@@ -418,8 +418,8 @@ print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
 # ## Exercises
 #
 # For a class: each exercise is a question, an answer cell and a locked test cell whose asserts check the
-# answer (nbgrader's autograded tests). Here the answer cells hold the solutions; in the student copy
-# (`make student`, see `TEACHING.md`) each reads `# YOUR CODE HERE`.
+# answer (nbgrader's autograded tests). Write your answer where the answer cell says `# YOUR CODE HERE`,
+# then run the test cell below it; teachers release these copies with `make student` (see `TEACHING.md`).
 
 # %% [markdown]
 # **Exercise 1.** When does the silhouette overtake IsoScore? For each setup, find the first update at which the mean

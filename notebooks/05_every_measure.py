@@ -460,8 +460,8 @@ print(f"\nWall time {elapsed_minutes:.1f} min ({measuring_minutes:.1f} min measu
 # ## Exercises
 #
 # For a class: each exercise is a question, an answer cell and a locked test cell whose asserts check the
-# answer (nbgrader's autograded tests). Here the answer cells hold the solutions; in the student copy
-# (`make student`, see `TEACHING.md`) each reads `# YOUR CODE HERE`.
+# answer (nbgrader's autograded tests). Write your answer where the answer cell says `# YOUR CODE HERE`,
+# then run the test cell below it; teachers release these copies with `make student` (see `TEACHING.md`).
 
 # %% [markdown]
 # **Exercise 1.** Which measures does the number of points move? From `sensitivity`, list the measures whose
