@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown] tags=["quick-run-note"]
-# > **This is the quick run** (`make quick`): the defaults of the parameters cell, with fewer models and subsets of the data, so its numbers and verdicts can differ from the full run's (`make figures`: all data, every offline model): see [its executed notebook](../figures/05_every_measure/05_every_measure.ipynb).
+# > **This is the quick run** (`make quick`): the defaults of the parameters cell, with fewer models and subsets of the data, so its numbers and verdicts can differ from the full run's (`make figures`: all data, every offline model): see [its executed notebook](../figures/05_every_measure/05_every_measure.ipynb) and [its RESULTS.md](../figures/05_every_measure/RESULTS.md).
 
 # %% [markdown]
 # # One embedding space, every measure: which isotropy measures agree, and what moves them
