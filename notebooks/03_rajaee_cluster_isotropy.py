@@ -310,12 +310,10 @@ print(verdicts(assess_findings(sts_summary, comparisons, scale=iw_scale), ["Beyo
 sweep_on = sweep_dataset if sweep_dataset in datasets else datasets[0]  # the development set of this and the grid
 layer_sentences_used = pairs[sweep_on].sentences[:layer_sentences]
 layer_tables = []
-for name in models:
-    loaded = load_model(name, device=device)
-    for label, embedding in embed_views(loaded, layer_sentences_used, views=decoder_views, dtype=storage_dtype,
+for name in models:  # by name: the model is loaded only where the cache holds no embeddings yet
+    for label, embedding in embed_views(name, layer_sentences_used, views=decoder_views, dtype=storage_dtype,
                                         device=device).items():
         layer_tables.append(layer_isotropy(embedding, random_state=random_state).assign(model=label))
-    del loaded
 per_layer_isotropy = pd.concat(layer_tables, ignore_index=True)
 save_table(per_layer_isotropy, output_dir, "layer_isotropy")
 every_sentence = per_layer_isotropy[per_layer_isotropy["sample"] == "all"]
