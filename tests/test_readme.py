@@ -4,6 +4,9 @@ Commands are read from code only (fenced blocks and inline code spans), never fr
 """
 
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,6 +97,26 @@ def test_ci_runs_the_readme_test_command():
           if line.strip() and not line.lstrip().startswith("#")]
     assert ci[-1] == "make test"
     assert ci[-1] in commands(README.read_text()), "the README shows the command CI runs"
+
+
+def setup_commands(*variables: str) -> str:
+    """What `make setup` would run on a fresh checkout, with ``variables`` (NAME=VALUE) set."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    return subprocess.run(["make", "-n", "-B", "setup", *variables], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the CPU index is asked on Linux only")
+def test_setup_takes_torchs_cpu_build_on_linux_and_pypis_when_asked():
+    pin = re.search(r"^torch==\S+$", (ROOT / "constraints.txt").read_text(), re.M).group(0)
+    default = setup_commands()
+    cpu_first = f'--no-deps --index-url https://download.pytorch.org/whl/cpu "{pin}"'
+    assert cpu_first in default, "on Linux, setup installs torch's CPU build before the project"
+    assert default.index(cpu_first) < default.index("-e \".[dev,lab]\""), "torch first, then the project"
+    # The control: the documented switch to PyPI's build asks no other index.
+    assert "--index-url" not in setup_commands("TORCH_INDEX=")
+    assert "whl/cu128" in setup_commands("TORCH_INDEX=https://download.pytorch.org/whl/cu128")
 
 
 @pytest.mark.parametrize("page", PAGES, ids=page_id)
