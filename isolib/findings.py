@@ -731,14 +731,15 @@ def paper_counterpart(model: str, paper_names, stand_ins: dict[str, str]) -> str
     return name if name in paper_names else stand_ins.get(name)
 
 
-def models_line(models: Sequence[str], paper_models: Sequence[PaperModel],
-                counterpart: Callable[[str], str | None]) -> str:
+def models_line(models: Sequence[str], paper_models: Sequence[PaperModel] = (),
+                counterpart: Callable[[str], str | None] | None = None) -> str:
     """Each model run, what exactly it is, and the paper model it stands in for (the ``Models`` line of ``RESULTS.md``).
 
     An offline model is named by its checkpoint, with how it was trained or stored where that
     matters to a reader (``smollm2 (SmolLM2-135M-Instruct, the instruction-tuned model, from a Q4_1
     GGUF dequantised to float32; for GPT-2)``); a view of a model (``smollm2 (start token)``) is named
-    once, by its model.
+    once, by its model. Without ``counterpart`` (a study that stands in for no paper model) no
+    "for ..." is added.
     """
     from isolib.embed import split_view  # lazy: isolib.embed loads torch
     from isolib.models import OFFLINE_MODELS
@@ -749,7 +750,7 @@ def models_line(models: Sequence[str], paper_models: Sequence[PaperModel],
         offline = OFFLINE_MODELS.get(name)
         parts = [offline.checkpoint.rsplit("/", 1)[-1] + (f", {offline.provenance}" if offline.provenance else "")
                  ] if offline else []
-        if counterpart(name) not in (name, None):
+        if counterpart is not None and counterpart(name) not in (name, None):
             parts.append(f"for {labels[counterpart(name)]}")
         described.append(f"{name} ({'; '.join(parts)})" if parts else name)
     return ", ".join(described)

@@ -429,8 +429,7 @@ notes = [
 ]
 results = write_results(findings, Path(output_dir) / "RESULTS.md",
                         title="Every measure on one embedding space: results of this run", citation=CITATION,
-                        models=models_line(dict.fromkeys(cell["model"] for cell in cells), (), lambda name: None),
-                        notes=notes)
+                        models=models_line(dict.fromkeys(cell["model"] for cell in cells)), notes=notes)
 print(count_line(findings))
 
 # %%
