@@ -250,7 +250,8 @@ print(verdicts(judged, ["Anisotropy in every layer"]))
 # ## Figure — isolated clusters
 #
 # PCA fitted on all analysed tokens of the layer, `n_plot_points` of them drawn for the picture,
-# coloured by the k-means cluster chosen for that layer (one colour when k = 1); black crosses mark
+# coloured by the k-means cluster chosen for that layer (one colour when k = 1: groups the eye sees
+# there score below the silhouette cut of 0.1, given in the title); black crosses mark
 # window-first tokens (a decoder's attention sink). The paper shows GPT-2 and BERT at their layer 6
 # and DistilBERT and ELMo at their layer 1: here every model at its middle layer and the encoders
 # also at layer 2 (the paper's 1). First corpus only.
@@ -272,8 +273,10 @@ for ax, (label, layer) in zip(axes, panels):
     plot_points(ax, coordinates[shown], clusters[label, first_corpus][layer][shown], categorical=True)
     sinks = shown[kept.positions[shown] == 0]
     ax.scatter(*coordinates[sinks].T, marker="x", color="black", s=12, linewidths=0.8, label="window position 0")
-    k = int(per_layer.query("model == @label and corpus == @first_corpus and layer == @layer").n_clusters.iloc[0])
-    ax.set_title(f"{label}\n{layer_name(layer)}: k = {k}", fontsize="medium")
+    chosen = per_layer.query("model == @label and corpus == @first_corpus and layer == @layer").iloc[0]
+    # Groups can be visible at k = 1: the title says how far the best silhouette is from the cut.
+    below_cut = f" (best silhouette {chosen.silhouette:.2f} < 0.1)" if chosen.n_clusters == 1 else ""
+    ax.set_title(f"{label}\n{layer_name(layer)}: k = {int(chosen.n_clusters)}{below_cut}", fontsize="medium")
     ax.set_xlabel(f"PC1 ({explained[0]:.0%})")
     ax.set_ylabel(f"PC2 ({explained[1]:.0%})")
     # Limits from the 0.5th-99.5th percentiles: a few far tokens (the sink) would squash everything else.
