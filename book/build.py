@@ -47,8 +47,9 @@ def chapters(figures: Path) -> list[dict]:
             chapter = {"file": f"{folder.name}/{folder.name}"}
             study = _heading(results.read_text().splitlines()) if results.exists() else None
             title = notebook_title(notebook)
-            if study and ":" in study and title:
-                chapter["title"] = f"{study.split(':', 1)[0]}: {title}"
+            cited = study.split(":", 1)[0] if study and ":" in study else ""
+            if title:  # "Cai et al. (2021): <its title>"; a page that cites no single paper (05) by its title alone
+                chapter["title"] = f"{cited}: {title}" if re.search(r"\(\d{4}\)$", cited) else title
             if results.exists():
                 chapter["sections"] = [{"file": f"{folder.name}/RESULTS", "title": "Results of this run"}]
         elif results.exists():

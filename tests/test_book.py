@@ -171,10 +171,12 @@ def test_the_overview_shows_the_committed_figures(book):
 
 def test_a_study_without_its_executed_notebook_shows_its_results_page(tmp_path):
     for name, files in {"00_intro": ["fig.png"], "01_done": ["01_done.ipynb", "RESULTS.md"],
-                        "02_pending": ["RESULTS.md"]}.items():
+                        "02_pending": ["RESULTS.md"], "03_survey": ["03_survey.ipynb", "RESULTS.md"]}.items():
         (tmp_path / name).mkdir()
         for file in files:
-            text = "# Someone (2020): results of this run\n" if file == "RESULTS.md" else ""
+            # A study's page names its paper; a page on several papers' measures (notebook 05) does not.
+            heading = "Every measure: results" if name == "03_survey" else "Someone (2020): results of this run"
+            text = f"# {heading}\n" if file == "RESULTS.md" else ""
             if file.endswith(".ipynb"):
                 text = json.dumps({"cells": [{"cell_type": "markdown", "source": ["# A title\n"], "metadata": {}}]})
             (tmp_path / name / file).write_text(text)
@@ -182,4 +184,6 @@ def test_a_study_without_its_executed_notebook_shows_its_results_page(tmp_path):
         {"file": "01_done/01_done", "title": "Someone (2020): A title",
          "sections": [{"file": "01_done/RESULTS", "title": "Results of this run"}]},
         {"file": "02_pending/RESULTS"},
+        {"file": "03_survey/03_survey", "title": "A title",
+         "sections": [{"file": "03_survey/RESULTS", "title": "Results of this run"}]},
     ]
