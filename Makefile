@@ -79,8 +79,11 @@ student: $(INSTALLED)
 test: $(INSTALLED) $(DATA_READY)
 	ISOLIB_PROGRESS=0 $(PY) -m pytest tests $(NOTEBOOKS:%=notebooks/%.ipynb) --nbval-lax --nbval-current-env
 
+# This checkout's kernel, registered inside .venv and searched first (JUPYTER_PATH), so a "Python (isolib)"
+# registered for the user by another checkout, or one since deleted, is not the one that starts.
 lab: $(INSTALLED)
-	$(VENV)/bin/jupyter lab notebooks/
+	$(PY) -m ipykernel install --sys-prefix --name isolib --display-name "Python (isolib)" >/dev/null
+	JUPYTER_PATH=$(VENV)/share/jupyter $(VENV)/bin/jupyter lab notebooks/
 
 # The book of the full results, build/book/html/index.html (docs/book.md): the executed full notebooks, the
 # RESULTS.md pages and figures/README.md as committed; nothing is executed.
