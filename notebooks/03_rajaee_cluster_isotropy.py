@@ -101,7 +101,7 @@ from isolib.embed import embed_views, split_view
 from isolib.findings import count_line, findings_table, verdicts, write_results
 from isolib.metrics import isoscore, partition_isotropy
 from isolib.models import load_model
-from isolib.plotting import save_figure, save_table, seed_tolerance, set_style, show_table
+from isolib.plotting import panel_grid, save_figure, save_table, seed_tolerance, set_style, show_table
 from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.rajaee_cluster_isotropy import (
     CITATION,
@@ -247,8 +247,8 @@ for name, rows in by_name.groupby("name", sort=False):
 # %%
 plotted = per_seed.assign(dataset=per_seed.dataset.map(lambda key: DATASETS[key][2]))
 labels = list(dict.fromkeys(plotted.model))
-fig, axes = plt.subplots(1, len(labels), figsize=(6.5 * len(labels), 4.2), squeeze=False, constrained_layout=True)
-for ax, label in zip(axes[0], labels):
+fig, axes = panel_grid(len(labels), panel_size=(7, 4.2))  # two panels per row stay legible
+for ax, label in zip(axes, labels):
     sns.barplot(data=plotted[plotted.model == label], x="dataset", y="spearman", hue="method", hue_order=METHODS,
                 errorbar="sd", ax=ax)
     ax.set_title(label)
@@ -257,7 +257,7 @@ for ax, label in zip(axes[0], labels):
     ax.set_ylim(0, 100)
     ax.tick_params(axis="x", labelrotation=30)  # eight dataset names side by side
     ax.get_legend().remove()
-fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncol=6, fontsize="small")
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=6, fontsize="small")
 fig.suptitle("STS Spearman of the six rows")
 save_figure(fig, output_dir, "fig_sts_gain")
 plt.show()
@@ -316,11 +316,14 @@ for name in models:  # by name: the model is loaded only where the cache holds n
 per_layer_isotropy = pd.concat(layer_tables, ignore_index=True)
 save_table(per_layer_isotropy, output_dir, "layer_isotropy")
 every_sentence = per_layer_isotropy[per_layer_isotropy["sample"] == "all"]
+i_w_floor = 1e-30  # long hidden states drive I(W) towards 0 (exp(uᵀw) overflows); below this it is drawn at the floor
 fig, axes = plt.subplots(1, 3, figsize=(15, 3.8), constrained_layout=True)
-for ax, (measure, title) in zip(axes, (("i_w", "I(W) (log scale)"), ("isoscore", "IsoScore"),
+for ax, (measure, title) in zip(axes, (("i_w", f"I(W) (log scale; below {i_w_floor:g} drawn at it)"),
+                                       ("isoscore", "IsoScore"),
                                        ("mean_norm", "mean length of a token vector (log scale)"))):
     for label, rows in every_sentence.groupby("model", sort=False):
-        ax.plot(rows.layer, rows[measure], marker="o", label=label)
+        values = rows[measure].clip(lower=i_w_floor) if measure == "i_w" else rows[measure]
+        ax.plot(rows.layer, values, marker="o", label=label)
     ax.set_title(title)
     ax.set_xlabel("layer (0 = input embeddings)")
     if measure != "isoscore":
@@ -354,8 +357,8 @@ for label in labels:
 grid = pd.concat(grids, ignore_index=True)
 # A grid point is one clustering, like one seed of the STS rows: it may move as far as they do.
 save_table(grid, output_dir, "sweep", tolerance={"spearman": spearman_tolerance, "spearman_std": spearman_tolerance})
-fig, axes = plt.subplots(1, len(labels), figsize=(5.5 * len(labels), 4), squeeze=False, constrained_layout=True)
-for ax, (label, points) in zip(axes[0], grid.groupby("model", sort=False)):
+fig, axes = panel_grid(len(labels), panel_size=(6, 4))
+for ax, (label, points) in zip(axes, grid.groupby("model", sort=False)):
     table = points.pivot(index="n_clusters", columns="n_pc", values="spearman")
     sns.heatmap(table, annot=True, fmt=".1f", cmap="viridis", ax=ax, cbar_kws={"label": "Spearman × 100"})
     paper = settings[label]
