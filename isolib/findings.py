@@ -837,8 +837,6 @@ _HEADLINE_HEADING = "## Headline findings"
 _TESTS_HEADING = "## Tests: the paper's claims"
 _BESIDE_HEADING = "## Beside the tests: the paper's procedure on a decoder (not counted)"
 _CHECKS_HEADING = "## Checks: bookkeeping and properties true by construction (not counted)"
-# RESULTS.md written before findings had kinds: one table of tests and checks together.
-_UNSORTED_HEADING = "## Findings and reference numbers"
 _COLUMNS = ["finding", "paper", "model", "this run", "status", "control", "rule"]
 _CHECK_COLUMNS = ["finding", "expected", "model", "this run", "status", "rule"]
 
@@ -980,14 +978,11 @@ class StudyResults:
     headlines : list of str
         The headline bullets, without the leading ``- ``.
     statuses : pandas.Series
-        The status of every counted test, in table order (of every finding on a page written before
-        findings had kinds).
+        The status of every counted test, in table order.
     beside : pandas.Series
         The statuses of the rows beside the tests (not counted).
     checks : pandas.Series
         The status of every check.
-    kinds_declared : bool
-        False for a page written before findings had kinds: its statuses mix tests and checks.
     """
 
     title: str
@@ -997,7 +992,6 @@ class StudyResults:
     statuses: pd.Series
     beside: pd.Series
     checks: pd.Series
-    kinds_declared: bool = True
 
     @property
     def counts(self) -> pd.Series:
@@ -1029,7 +1023,7 @@ def _column(section: str | None, column: int) -> pd.Series:
 
 
 def read_results(path: str | Path) -> StudyResults:
-    """Read a ``RESULTS.md`` written by :func:`write_results` (or by its version before findings had kinds).
+    """Read a ``RESULTS.md`` written by :func:`write_results`.
 
     Raises
     ------
@@ -1045,15 +1039,14 @@ def read_results(path: str | Path) -> StudyResults:
         return sections.get(heading[3:])
 
     status_column = _COLUMNS.index("status") + 1
-    kinds_declared = section(_TESTS_HEADING) is not None and section(_CHECKS_HEADING) is not None
-    tests = section(_TESTS_HEADING) if kinds_declared else section(_UNSORTED_HEADING)
-    if section(_HEADLINE_HEADING) is None or tests is None:
+    tests, checks = section(_TESTS_HEADING), section(_CHECKS_HEADING)
+    if section(_HEADLINE_HEADING) is None or tests is None or checks is None:
         raise ValueError(f"{path} lacks its headline, tests or checks section; regenerate it with "
                          "isolib.findings.write_results.")
     headlines = [line[2:] for line in section(_HEADLINE_HEADING).splitlines() if line.startswith("- ")]
     return StudyResults(title, _field(text, "Study", path), _field(text, "Models", path), headlines,
                         _column(tests, status_column), _column(section(_BESIDE_HEADING), status_column),
-                        _column(section(_CHECKS_HEADING), _CHECK_COLUMNS.index("status") + 1), kinds_declared)
+                        _column(checks, _CHECK_COLUMNS.index("status") + 1))
 
 
 def overview_text(figures_dir: str | Path, *, thumbnail_width: int = 220) -> str:
@@ -1062,8 +1055,7 @@ def overview_text(figures_dir: str | Path, *, thumbnail_width: int = 220) -> str
     One section per folder of ``figures_dir`` (in name order): for a study with a ``RESULTS.md``,
     its title, citation, models, the count of its tests by status and of its checks, its headline
     findings, a link to the ``RESULTS.md``; for every folder, a thumbnail linking to each PNG figure.
-    Only tests are counted as reproductions; a page written before findings had kinds is counted
-    as it is, and said to be so.
+    Only tests are counted as reproductions.
 
     Parameters
     ----------
@@ -1093,22 +1085,15 @@ def overview_text(figures_dir: str | Path, *, thumbnail_width: int = 220) -> str
         if results_path.exists():
             results = read_results(results_path)
             counts, checks = results.counts, results.check_counts
-            checked = (f"{checks['passed']} / {checks['failed']}" if results.kinds_declared
-                       else "not yet sorted")
+            checked = f"{checks['passed']} / {checks['failed']}"
             lines.append(f"| [{folder.name}](#{folder.name}) | "
                          + " | ".join(str(counts[status]) for status in STATUSES)
                          + f" | {checked} | [RESULTS.md]({folder.name}/RESULTS.md) |")
             section += [f"**{results.title}**", "", f"*Study:* {results.citation}", "",
                         f"*Models:* {results.models}", "",
                         "*Tests:* " + ", ".join(f"{counts[status]} {status}" for status in STATUSES)
-                        + f" ([RESULTS.md]({folder.name}/RESULTS.md)).", ""]
-            if results.kinds_declared:
-                section += ["*Checks:* " + ", ".join(f"{checks[status]} {status}" for status in CHECK_STATUSES)
-                            + ".", ""]
-            else:
-                section += ["*This page was written before findings were sorted into tests and checks: its "
-                            "counts include checks (properties true by construction). The next full run of the "
-                            "notebook rewrites it.*", ""]
+                        + f" ([RESULTS.md]({folder.name}/RESULTS.md)).", "",
+                        "*Checks:* " + ", ".join(f"{checks[status]} {status}" for status in CHECK_STATUSES) + ".", ""]
             if results.headlines:
                 section += ["*Headline findings:*", "", *[f"- {line}" for line in results.headlines], ""]
         else:

@@ -116,10 +116,20 @@ def table_tolerances(folder: str | Path) -> dict[str, dict[str, float | str]]:
 
 
 def markdown_table(table: pd.DataFrame, *, digits: int = 3) -> str:
-    """``table`` as a Markdown table, floats rounded to ``digits``, ``|`` in text escaped."""
+    """``table`` as a Markdown table, floats rounded to ``digits``, ``|`` in text escaped.
+
+    A float column whose every non-zero value would round to 0 (a learning rate) is written with
+    ``digits`` significant digits instead, so that it does not read as zeros.
+    """
     escaped = table.apply(lambda column: column.str.replace("|", r"\|", regex=False)
                           if column.dtype == object or pd.api.types.is_string_dtype(column) else column)
-    return escaped.to_markdown(index=False, floatfmt=f".{digits}f")
+
+    def float_format(column: pd.Series) -> str:
+        magnitudes = column.abs() if pd.api.types.is_float_dtype(column) else pd.Series(dtype=float)
+        tiny = magnitudes[magnitudes > 0]
+        return f".{digits}g" if len(tiny) and (tiny < 0.5 * 10.0 ** -digits).all() else f".{digits}f"
+
+    return escaped.to_markdown(index=False, floatfmt=[float_format(column) for _, column in table.items()])
 
 
 def show_table(table: pd.DataFrame, *, digits: int = 3):

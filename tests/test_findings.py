@@ -359,7 +359,7 @@ def test_results_round_trip(tmp_path):
             "0 failed, 0 not comparable.") in text
     assert text.index("## Tests") < text.index("## Beside the tests") < text.index("## Checks")
     results = read_results(path)
-    assert results.title == "Study: results" and results.citation == "A. B. (2020)" and results.kinds_declared
+    assert results.title == "Study: results" and results.citation == "A. B. (2020)"
     assert results.headlines == [r"Anisotropy | everywhere: minilm reproduced; mpnet not reproduced"]
     assert list(results.counts) == [2, 0, 1, 1] and list(results.counts.index) == list(STATUSES)
     assert list(results.check_counts) == [1, 0, 0] and list(results.beside) == ["reproduced"]
@@ -375,17 +375,14 @@ def test_read_results_rejects_a_page_it_did_not_write(tmp_path):
         read_results(tmp_path / "RESULTS.md")
 
 
-def test_a_page_written_before_findings_had_kinds_is_read_and_said_to_be_unsorted(tmp_path):
-    folder = tmp_path / "01_old"
-    folder.mkdir()
-    (folder / "RESULTS.md").write_text(
+def test_a_page_without_its_checks_section_is_rejected(tmp_path):
+    # The page's format before findings had kinds: tests and checks in one table.
+    (tmp_path / "RESULTS.md").write_text(
         "# Old: results\n\n**Study:** A (2019)\n\n**Models:** minilm\n\n## Headline findings\n\n- C: minilm reproduced"
         "\n\n## Findings and reference numbers\n\n| finding | paper | model | this run | status | rule |\n"
-        "|:--|:--|:--|:--|:--|:--|\n| C | p | minilm | 1 | reproduced | r |\n| D | p | minilm | 1 | not reproduced | r |\n")
-    results = read_results(folder / "RESULTS.md")
-    assert not results.kinds_declared and list(results.counts) == [1, 0, 1, 0]
-    text = overview_text(tmp_path)
-    assert "| 1 | 0 | 1 | 0 | not yet sorted |" in text and "its counts include checks" in text
+        "|:--|:--|:--|:--|:--|:--|\n| C | p | minilm | 1 | reproduced | r |\n")
+    with pytest.raises(ValueError, match="lacks its headline, tests or checks section"):
+        read_results(tmp_path / "RESULTS.md")
 
 
 def test_overview_counts_come_from_the_results_pages(tmp_path):

@@ -72,22 +72,11 @@ def test_the_overview_is_generated_from_the_committed_results():
         assert f"| [{folder}](#{folder}) | " + " | ".join(map(str, results.counts)) in text
 
 
-# Full runs whose RESULTS.md predates the sorting of findings into tests and checks; each leaves this set
-# when its notebook's next full run rewrites the page.
-AWAITING_A_FULL_RUN = {"03_rajaee_cluster_isotropy"}
-
-
 @pytest.mark.parametrize("page", sorted(runner.FIGURES_DIR.glob("*/RESULTS.md")), ids=lambda p: p.parent.name)
 def test_every_committed_results_page_sorts_tests_from_checks(page):
-    results = read_results(page)
-    awaiting = page.parent.name in AWAITING_A_FULL_RUN
-    assert results.kinds_declared != awaiting, (
-        f"{page.parent.name}: {'remove it from' if results.kinds_declared else 'rerun its full profile, or add it to'} "
-        "AWAITING_A_FULL_RUN")
-    if results.kinds_declared:
-        assert "## Checks" in page.read_text()
-        if "smollm2" in results.models:
-            assert "SmolLM2-135M-Instruct" in results.models
+    results = read_results(page)  # raises for a page without its tests and checks sections
+    if "smollm2" in results.models:
+        assert "SmolLM2-135M-Instruct" in results.models
 
 
 def _calls(path: Path, names: set[str]):

@@ -68,6 +68,15 @@ def test_markdown_cells_escape_pipes():
     assert all(line.count("|") - line.count(r"\|") == 3 for line in text.splitlines())
 
 
+def test_markdown_rounds_floats_but_never_prints_small_values_as_zeros():
+    from isolib.plotting import markdown_table
+
+    table = pd.DataFrame({"lr": [2e-5, 1e-4], "accuracy": [0.56321, 0.0], "i_w": [0.85, 1e-20]})
+    rows = [line.split("|")[1:-1] for line in markdown_table(table).splitlines()[2:]]
+    assert [[cell.strip() for cell in row] for row in rows] == [["2e-05", "0.563", "0.850"],
+                                                                  ["0.0001", "0.000", "0.000"]]
+
+
 def test_shown_tables_keep_every_text_whole():
     text = "Less than 5% of a word's variance is explained by its first principal component, in every layer"
     shown = show_table(pd.DataFrame({"finding": [text], "value": [0.12345]}))
