@@ -45,7 +45,7 @@ STANDARD_DEVIATIONS = 3
 
 
 def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits: int = 3,
-               tolerance: dict[str, float | str] | None = None) -> list[Path]:
+               tolerance: dict[str, float | str | None] | None = None) -> list[Path]:
     """Write ``table`` as ``<name>.csv`` (full precision) and ``<name>.md`` (rounded to ``digits``).
 
     Parameters
@@ -58,8 +58,9 @@ def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits
     tolerance : dict, optional
         How far each listed column may move between two runs of the same code on other machines
         (another CPU's kernels change float rounding, which a seed's training or a clustering can
-        amplify): an absolute number (e.g. :func:`seed_tolerance`), or the name of a column holding
-        each row's standard deviation over seeds, which allows :data:`STANDARD_DEVIATIONS` of them.
+        amplify): an absolute number (e.g. :func:`seed_tolerance`), the name of a column holding
+        each row's standard deviation over seeds, which allows :data:`STANDARD_DEVIATIONS` of them,
+        or None for a column no rerun repeats (a measured time), which is not compared.
         Recorded under ``name`` in ``tolerances.json`` beside the table; unlisted columns keep the
         comparator's default.
     """

@@ -528,7 +528,8 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
     cells equal, numbers within ``|a - b| <= atol + rtol * |b|`` (NaN equals NaN), or within the
     tolerance the table declares for a column (:func:`isolib.plotting.save_table`: an absolute
     number, or three times each committed row's own standard deviation over seeds,
-    :data:`isolib.plotting.STANDARD_DEVIATIONS`) when that is larger. The statuses of ``RESULTS.md`` must be equal, finding by finding: a number may move
+    :data:`isolib.plotting.STANDARD_DEVIATIONS`) when that is larger; a column declared None (a
+    measured time) is not compared. The statuses of ``RESULTS.md`` must be equal, finding by finding: a number may move
     within its tolerance, a verdict never. Figures are not compared (their pixels change with
     library versions; their numbers are in the tables).
     """
@@ -558,6 +559,8 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
             a, b = old[column], new[column]
             if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
                 close = np.isclose(b.to_numpy(float), a.to_numpy(float), rtol=rtol, atol=atol, equal_nan=True)
+                if column in tolerances and tolerances[column] is None:  # a measured time: not compared
+                    continue
                 if column in tolerances:
                     spec = tolerances[column]
                     allowed = STANDARD_DEVIATIONS * old[spec].to_numpy(float) if isinstance(spec, str) else float(spec)

@@ -140,6 +140,20 @@ def test_compare_outputs_passes_a_copy_and_names_each_altered_result(tmp_path):
     assert f"{table.name}: missing from the new run." in compare_outputs(committed, fresh)
 
 
+def test_a_measured_time_declared_none_is_not_compared(tmp_path):
+    from isolib.plotting import save_table
+    from isolib.runner import compare_outputs
+
+    committed, fresh = tmp_path / "committed", tmp_path / "fresh"
+    save_table(pd.DataFrame({"iw": [0.5], "seconds": [0.31]}), committed, "measures", tolerance={"seconds": None})
+    save_table(pd.DataFrame({"iw": [0.5], "seconds": [0.46]}), fresh, "measures", tolerance={"seconds": None})
+    assert compare_outputs(committed, fresh) == []
+    # The control: the same time without the declaration is a difference.
+    for folder in (committed, fresh):
+        (folder / "tolerances.json").unlink()
+    assert compare_outputs(committed, fresh)[0].startswith("measures.csv: column seconds differs")
+
+
 def test_a_number_may_move_within_the_spread_its_table_declares_and_a_status_never(tmp_path):
     from isolib.findings import declare, sign, write_results
     from isolib.plotting import save_table
