@@ -49,6 +49,9 @@ def main() -> None:
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--reference", type=Path, help="an earlier run's figures folder with this machine's kernels")
     args = parser.parse_args()
+    import torch
+
+    capability = torch.backends.cpu.get_cpu_capability()
     root = BUILD_DIR / "instruction-sets" / args.profile
     records = []
     for notebook in args.notebooks or notebook_names():
@@ -61,28 +64,29 @@ def main() -> None:
         baseline, baseline_seconds = run(notebook, args.profile, root / "baseline",
                                          {**BASELINE_KERNELS, "ISOLIB_CACHE_DIR": str(root / "baseline-cache")})
         differences = compare_outputs(native, baseline)
-        records.append({"notebook": notebook, "differences": differences, "native_seconds": native_seconds,
-                        "baseline_seconds": baseline_seconds, "wall_seconds": time.perf_counter() - started})
+        records.append({"notebook": notebook, "cpu_capability": capability, "differences": differences,
+                        "native_seconds": native_seconds, "baseline_seconds": baseline_seconds,
+                        "wall_seconds": time.perf_counter() - started})
         print(f"{notebook}: {len(differences)} difference(s)", flush=True)
-    import torch
-
-    # Notebooks run before and not now keep their rows (a rerun of one notebook updates its own).
+    # Notebooks run before and not now keep their rows (a rerun of one notebook updates its own), each with
+    # the kernels of the machine that ran it.
     earlier = RESULTS / "instruction_sets.json"
     if earlier.exists() and json.loads(earlier.read_text()).get("profile") == args.profile:
         ran = {record["notebook"] for record in records}
-        records = sorted([r for r in json.loads(earlier.read_text())["notebooks"] if r["notebook"] not in ran] + records,
-                         key=lambda record: record["notebook"])
-    result = {"machine": machine(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-              "baseline_kernels": BASELINE_KERNELS, "profile": args.profile,
+        kept = json.loads(earlier.read_text())
+        kept = [{"cpu_capability": kept.get("cpu_capability"), **r} for r in kept["notebooks"] if r["notebook"] not in ran]
+        records = sorted(kept + records, key=lambda record: record["notebook"])
+    result = {"machine": machine(), "baseline_kernels": BASELINE_KERNELS, "profile": args.profile,
               "reference": str(args.reference) if args.reference else None, "notebooks": records}
     lines = ["# Tables and verdicts under another CPU's kernels", "",
-             f"Profile `{args.profile}`; this machine's kernels ({result['cpu_capability']}) against baseline "
+             f"Profile `{args.profile}`; the kernels of the machine that ran each notebook against baseline "
              f"x86-64 kernels ({', '.join(f'{k}={v}' for k, v in BASELINE_KERNELS.items())}), each with its own "
              "cache; compared by `isolib.runner.compare_outputs` (check-figures: statuses exactly, numbers within "
              "each table's declared tolerance, else rtol 1e-4 and atol 1e-6). Written by "
              "`benchmarks/bench_instruction_sets.py`.", "",
-             "| notebook | differences | first difference |", "|---|---:|---|"]
-    lines += [f"| {r['notebook']} | {len(r['differences'])} | {(r['differences'] or ['-'])[0]} |" for r in records]
+             "| notebook | machine's kernels | differences | first difference |", "|---|---|---:|---|"]
+    lines += [f"| {r['notebook']} | {r['cpu_capability']} | {len(r['differences'])} | {(r['differences'] or ['-'])[0]} |"
+              for r in records]
     save_results("instruction_sets", result, "\n".join(lines) + "\n", quick=False)
 
 

@@ -110,7 +110,7 @@ def seed_tolerance(table: pd.DataFrame, by: list[str], columns: list[str]) -> di
     return {column: 2 * float(ranges[column].max()) for column in columns}
 
 
-def table_tolerances(folder: str | Path) -> dict[str, dict[str, float | str]]:
+def table_tolerances(folder: str | Path) -> dict[str, dict[str, float | str | None]]:
     """The tolerances the tables of ``folder`` declared (:func:`save_table`), by table name; {} if none."""
     path = Path(folder) / TOLERANCES_FILE
     return json.loads(path.read_text()) if path.exists() else {}
