@@ -73,9 +73,8 @@ def main() -> None:
     earlier = RESULTS / "instruction_sets.json"
     if earlier.exists() and json.loads(earlier.read_text()).get("profile") == args.profile:
         ran = {record["notebook"] for record in records}
-        kept = json.loads(earlier.read_text())
-        kept = [{"cpu_capability": kept.get("cpu_capability"), **r} for r in kept["notebooks"] if r["notebook"] not in ran]
-        records = sorted(kept + records, key=lambda record: record["notebook"])
+        records = sorted([r for r in json.loads(earlier.read_text())["notebooks"] if r["notebook"] not in ran] + records,
+                         key=lambda record: record["notebook"])
     result = {"machine": machine(), "baseline_kernels": BASELINE_KERNELS, "profile": args.profile,
               "reference": str(args.reference) if args.reference else None, "notebooks": records}
     lines = ["# Tables and verdicts under another CPU's kernels", "",

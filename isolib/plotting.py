@@ -126,9 +126,11 @@ def markdown_table(table: pd.DataFrame, *, digits: int = 3) -> str:
                           if column.dtype == object or pd.api.types.is_string_dtype(column) else column)
 
     def float_format(column: pd.Series) -> str:
-        magnitudes = column.abs() if pd.api.types.is_float_dtype(column) else pd.Series(dtype=float)
-        tiny = magnitudes[magnitudes > 0]
-        return f".{digits}g" if len(tiny) and (tiny < 0.5 * 10.0 ** -digits).all() else f".{digits}f"
+        if pd.api.types.is_float_dtype(column):
+            nonzero = column.abs()[column.abs() > 0]
+            if len(nonzero) and (nonzero < 0.5 * 10.0 ** -digits).all():
+                return f".{digits}g"
+        return f".{digits}f"
 
     return escaped.to_markdown(index=False, floatfmt=[float_format(column) for _, column in table.items()])
 
