@@ -283,8 +283,8 @@ def all_of(*verdicts: Verdict) -> Verdict:
 
 
 def bootstrap_threshold(samples, statistic: Callable, *, above: float | None = None, below: float | None = None,
-                        inclusive: bool = False, crossed: bool = False, n_resamples: int = 2000,
-                        level: float = 0.95, random_state: int = 0) -> Verdict:
+                        inclusive: bool = False, crossed: bool = False, within_units: bool = False,
+                        n_resamples: int = 2000, level: float = 0.95, random_state: int = 0) -> Verdict:
     """:func:`threshold` on ``statistic(samples)``, with a percentile bootstrap interval over the samples.
 
     The samples (rows) are drawn with replacement ``n_resamples`` times; the verdict is
@@ -295,8 +295,8 @@ def bootstrap_threshold(samples, statistic: Callable, *, above: float | None = N
     ----------
     samples : array_like of shape (n_samples, ...), or pandas.DataFrame
         The units the value comes from (layers, word types, sentence pairs, windows ...), one
-        per row; with ``crossed``, an array of shape (n_samples, n_replicates, ...) whose second
-        axis holds replicates of each unit (training or k-means seeds).
+        per row; with ``crossed`` or ``within_units``, an array of shape (n_samples, n_replicates, ...)
+        whose second axis holds replicates of each unit (training or k-means seeds).
     statistic : callable
         Maps a resample (same type and number of dimensions as ``samples``) to a float (e.g.
         ``np.median``).
@@ -305,6 +305,10 @@ def bootstrap_threshold(samples, statistic: Callable, *, above: float | None = N
     crossed : bool
         Resample the replicates (axis 1) as well as the units, independently: the interval then
         covers both sources of variation (sentence pairs and seeds, say).
+    within_units : bool
+        Keep the units and resample each unit's replicates on its own: for a statistic over a fixed
+        set of units whose replicates are independent runs (the k-means restarts of each layer,
+        where restart 0 of one layer has nothing in common with restart 0 of another).
     n_resamples : int
     level : float
         Coverage of the interval.
@@ -318,8 +322,10 @@ def bootstrap_threshold(samples, statistic: Callable, *, above: float | None = N
     """
     table = samples if isinstance(samples, pd.DataFrame) else None
     array = None if table is not None else np.asarray(samples, dtype=float)
-    if crossed and (array is None or array.ndim < 2):
-        raise ValueError("a crossed bootstrap needs an array of shape (n_samples, n_replicates, ...).")
+    if (crossed or within_units) and (array is None or array.ndim < 2):
+        raise ValueError("a bootstrap over replicates needs an array of shape (n_samples, n_replicates, ...).")
+    if crossed and within_units:
+        raise ValueError("choose crossed (units and replicates) or within_units (replicates only), not both.")
     n = len(table) if table is not None else len(array)
     if n < 2:
         return Verdict.undecided()
@@ -333,10 +339,15 @@ def bootstrap_threshold(samples, statistic: Callable, *, above: float | None = N
     if verdict.passed is None:
         return verdict
     generator = np.random.default_rng(random_state)
-    n_replicates = array.shape[1] if crossed else 0
-    replicates = np.array([statistic(take(generator.integers(0, n, n),
-                                          generator.integers(0, n_replicates, n_replicates) if crossed else None))
-                           for _ in range(n_resamples)], dtype=float)
+    n_replicates = array.shape[1] if crossed or within_units else 0
+    if within_units:
+        shape = (n, n_replicates) + (1,) * (array.ndim - 2)
+        replicates = np.array([statistic(np.take_along_axis(array, generator.integers(0, n_replicates, shape), axis=1))
+                               for _ in range(n_resamples)], dtype=float)
+    else:
+        replicates = np.array([statistic(take(generator.integers(0, n, n),
+                                              generator.integers(0, n_replicates, n_replicates) if crossed else None))
+                               for _ in range(n_resamples)], dtype=float)
     low, high = np.nanquantile(replicates, [(1 - level) / 2, (1 + level) / 2])
     ends = [threshold(end, above=above, below=below, inclusive=inclusive).passed for end in (low, high)]
     return dataclasses.replace(verdict, interval=(float(low), float(high)), borderline=ends[0] != ends[1])

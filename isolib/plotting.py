@@ -40,12 +40,14 @@ def save_figure(fig, output_dir: str | Path, name: str) -> list[Path]:
 
 
 TOLERANCES_FILE = "tolerances.json"
-# A number whose tolerance is its row's standard deviation over seeds may move by this many of them.
+# A number may move by this many standard deviations of its own spread (over seeds, restarts, samples).
 STANDARD_DEVIATIONS = 3
+
+Tolerance = float | str | dict | None
 
 
 def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits: int = 3,
-               tolerance: dict[str, float | str | None] | None = None) -> list[Path]:
+               tolerance: dict[str, Tolerance] | None = None) -> list[Path]:
     """Write ``table`` as ``<name>.csv`` (full precision) and ``<name>.md`` (rounded to ``digits``).
 
     Parameters
@@ -57,27 +59,40 @@ def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits
         Decimals of the Markdown table.
     tolerance : dict, optional
         How far each listed column may move between two runs of the same code on other machines
-        (another CPU's kernels change float rounding, which a seed's training or a clustering can
-        amplify): an absolute number (e.g. :func:`seed_tolerance`), the name of a column holding
-        each row's standard deviation over seeds, which allows :data:`STANDARD_DEVIATIONS` of them,
-        or None for a column no rerun repeats (a measured time), which is not compared.
+        (another CPU's kernels change float rounding, which a seed's training, a clustering or a
+        degenerate eigenbasis can amplify), read from the table's own variability by
+        :func:`allowed_movement`:
+
+        - ``replicates(*by)``: the rows sharing the columns ``by`` replicate one quantity (seeds,
+          restarts, token samples); each may move by :data:`STANDARD_DEVIATIONS` standard
+          deviations of its group, or of the column's median group where its own is smaller;
+        - the name of a column holding each row's standard deviation over seeds: as many of them;
+        - ``interval(low, high)``: half the row's own interval (its sampling uncertainty);
+        - an absolute number, where the table holds no spread of its own;
+        - None for a column no rerun repeats (a measured time), which is not compared.
+
         Recorded under ``name`` in ``tolerances.json`` beside the table; unlisted columns keep the
         comparator's default.
     """
     folder = Path(output_dir)
     folder.mkdir(parents=True, exist_ok=True)
     csv, markdown = folder / f"{name}.csv", folder / f"{name}.md"
-    table.to_csv(csv, index=False)
-    markdown.write_text(markdown_table(table, digits=digits) + "\n")
     declared = table_tolerances(folder)
     if tolerance:
-        unknown = sorted(set(tolerance) | {v for v in tolerance.values() if isinstance(v, str)})
-        unknown = [column for column in unknown if column not in table.columns]
+        named = set(tolerance)
+        for spec in tolerance.values():
+            if isinstance(spec, str):
+                named.add(spec)
+            elif isinstance(spec, dict):
+                named.update(*spec.values())
+        unknown = sorted(named - set(table.columns))
         if unknown:
             raise ValueError(f"the tolerance of table {name} names columns it does not have: {', '.join(unknown)}.")
         declared[name] = dict(tolerance)
     else:
         declared.pop(name, None)
+    table.to_csv(csv, index=False)
+    markdown.write_text(markdown_table(table, digits=digits) + "\n")
     if declared:
         (folder / TOLERANCES_FILE).write_text(json.dumps(declared, indent=1, sort_keys=True) + "\n")
     else:
@@ -85,32 +100,54 @@ def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits
     return [csv, markdown]
 
 
-def seed_tolerance(table: pd.DataFrame, by: list[str], columns: list[str]) -> dict[str, float]:
-    """Per column, twice the largest range (max - min) over the seeds of one group: a per-seed table's tolerance.
+def replicates(*by: str) -> dict[str, list[str]]:
+    """A tolerance (:func:`save_table`): the rows sharing the columns ``by`` are replicates of one quantity."""
+    return {"replicates": list(by)}
 
-    On another machine one seed's value may land up to one range beyond where the seeds of its group
-    already spread (the factor is ours: with three seeds, one seed moved by another CPU's kernels was
-    seen up to 1.9 ranges from its value in ``benchmarks/results/instruction_sets.md``).
+
+def interval(low: str, high: str) -> dict[str, list[str]]:
+    """A tolerance (:func:`save_table`): half of each row's interval ``[low, high]``."""
+    return {"interval": [low, high]}
+
+
+def allowed_movement(table: pd.DataFrame, column: str, spec: Tolerance) -> np.ndarray:
+    """How far each row's ``column`` may move under the tolerance ``spec`` (:func:`save_table`).
 
     Parameters
     ----------
     table : pandas.DataFrame
-        One row per (group, seed).
-    by : list of str
-        The columns naming a group (model, dataset, method ...).
-    columns : list of str
-        The numeric columns.
+        The committed table: the spread is read from it, not from the run being checked.
+    column : str
+    spec : float, str or dict
+        As in :func:`save_table` (not None).
 
     Returns
     -------
-    dict of str to float
-        For :func:`save_table`'s ``tolerance``.
+    ndarray of shape (n_rows,)
+        Non-negative; a missing interval allows 0.
+
+    Notes
+    -----
+    The standard deviation of three replicates is below a third of the true one about one time in
+    ten, and replicates that agree exactly (a quantity pinned by construction, k-means restarts that
+    find the same optimum) can still move by rounding on another machine (a tie between two
+    centroids broken the other way): a group's spread is therefore at least the median spread of the
+    column's groups, never the widest one, which would let a quiet row move as far as the noisiest.
     """
-    ranges = table.groupby(by, sort=False)[columns].agg(lambda values: values.max() - values.min())
-    return {column: 2 * float(ranges[column].max()) for column in columns}
+    if isinstance(spec, dict) and "replicates" in spec:
+        groups = table.groupby(spec["replicates"], sort=False, dropna=False)[column]
+        spreads = groups.std().to_numpy(float)  # NaN for a group of one row
+        floor = np.median(spreads[~np.isnan(spreads)]) if (~np.isnan(spreads)).any() else 0.0
+        return STANDARD_DEVIATIONS * np.fmax(np.nan_to_num(groups.transform("std").to_numpy(float)), floor)
+    if isinstance(spec, dict) and "interval" in spec:
+        low, high = spec["interval"]
+        return np.nan_to_num((table[high] - table[low]).to_numpy(float) / 2)
+    if isinstance(spec, str):
+        return STANDARD_DEVIATIONS * np.nan_to_num(table[spec].to_numpy(float))
+    return np.full(len(table), float(spec))
 
 
-def table_tolerances(folder: str | Path) -> dict[str, dict[str, float | str | None]]:
+def table_tolerances(folder: str | Path) -> dict[str, dict[str, Tolerance]]:
     """The tolerances the tables of ``folder`` declared (:func:`save_table`), by table name; {} if none."""
     path = Path(folder) / TOLERANCES_FILE
     return json.loads(path.read_text()) if path.exists() else {}

@@ -526,10 +526,11 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
 
     Every CSV table of ``committed`` must exist in ``fresh`` with the same columns and rows: text
     cells equal, numbers within ``|a - b| <= atol + rtol * |b|`` (NaN equals NaN), or within the
-    tolerance the table declares for a column (:func:`isolib.plotting.save_table`: an absolute
-    number, or three times each committed row's own standard deviation over seeds,
-    :data:`isolib.plotting.STANDARD_DEVIATIONS`) when that is larger; a column declared None (a
-    measured time) is not compared. The statuses of ``RESULTS.md`` must be equal, finding by finding: a number may move
+    tolerance the table declares for a column from its own variability when that is larger
+    (:func:`isolib.plotting.save_table`: three standard deviations of a row's replicates, half its
+    interval, or an absolute number; read from the committed table by
+    :func:`isolib.plotting.allowed_movement`); a column declared None (a measured time) is not
+    compared. The statuses of ``RESULTS.md`` must be equal, finding by finding: a number may move
     within its tolerance, a verdict never. Figures are not compared (their pixels change with
     library versions; their numbers are in the tables).
     """
@@ -537,7 +538,7 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
     import pandas as pd
 
     from isolib.findings import read_results
-    from isolib.plotting import STANDARD_DEVIATIONS, table_tolerances
+    from isolib.plotting import allowed_movement, table_tolerances
 
     declared = {**table_tolerances(fresh), **table_tolerances(committed)}
     differences = []
@@ -562,9 +563,8 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
                     continue
                 close = np.isclose(b.to_numpy(float), a.to_numpy(float), rtol=rtol, atol=atol, equal_nan=True)
                 if column in tolerances:
-                    spec = tolerances[column]
-                    allowed = STANDARD_DEVIATIONS * old[spec].to_numpy(float) if isinstance(spec, str) else float(spec)
-                    close |= np.abs(b.to_numpy(float) - a.to_numpy(float)) <= allowed
+                    close |= np.abs(b.to_numpy(float) - a.to_numpy(float)) <= allowed_movement(old, column,
+                                                                                                  tolerances[column])
             else:  # missing in both is equal (pandas' string dtype keeps NaN through astype(str), and NaN != NaN)
                 close = ((a.isna() & b.isna()) | (a.astype(str) == b.astype(str)).fillna(False)).to_numpy(bool)
             if not close.all():

@@ -101,7 +101,7 @@ from isolib.embed import embed_views, split_view
 from isolib.findings import count_line, findings_table, verdicts, write_results
 from isolib.metrics import isoscore, partition_isotropy
 from isolib.models import load_model
-from isolib.plotting import panel_grid, save_figure, save_table, seed_tolerance, set_style, show_table
+from isolib.plotting import interval, panel_grid, replicates, save_figure, save_table, set_style, show_table
 from isolib.runner import check_output_dir, peak_memory_gib
 from isolib.studies.rajaee_cluster_isotropy import (
     CITATION,
@@ -178,9 +178,9 @@ for (label, dataset), (vectors, ids) in tokens.items():
 per_seed = pd.concat(results, ignore_index=True)
 sts_summary = method_summary(per_seed, by=["model", "dataset", "method"])
 # The k-means and GMM rows move between CPUs (another kernel's rounding can change a clustering): each
-# table declares how far, from its own spread over seeds, for check-figures.
-row_tolerance = seed_tolerance(per_seed, ["model", "dataset", "method"], MEASURES)
-save_table(per_seed.drop(columns="similarities"), output_dir, "sts_per_seed", tolerance=row_tolerance)
+# table declares how far, from its own spread over seeds or its interval, for check-figures.
+save_table(per_seed.drop(columns="similarities"), output_dir, "sts_per_seed",
+           tolerance=dict.fromkeys(MEASURES, replicates("model", "dataset", "method")))
 save_table(sts_summary, output_dir, "sts_table",
            tolerance={name: f"{measure}_std" for measure in MEASURES for name in (measure, f"{measure}_std")})
 sts_summary.assign(dataset=sts_summary.dataset.map(lambda key: DATASETS[key][2]))[
@@ -202,10 +202,8 @@ sts_summary.assign(dataset=sts_summary.dataset.map(lambda key: DATASETS[key][2])
 
 # %%
 comparisons = compare_methods(per_seed, pairs, random_state=random_state)
-spearman_tolerance = row_tolerance["spearman"]
 save_table(comparisons, output_dir, "sts_comparisons",
-           tolerance={column: spearman_tolerance for column in ("spearman", "control_spearman", "difference", "low",
-                                                                 "high")})
+           tolerance=dict.fromkeys(["spearman", "control_spearman", "difference", "low", "high"], interval("low", "high")))
 compared = comparisons.assign(dataset=comparisons.dataset.map(lambda key: DATASETS[key][2]))
 show_table(compared[["model", "dataset", "comparison", "control", "difference", "low", "high", "outcome"]].round(2))
 
@@ -355,8 +353,7 @@ for label in labels:
                        n_init=n_init, n_jobs=n_jobs, resume=True)
                  .assign(model=label, dataset=sweep_on, paper_k=paper.n_clusters, paper_n_pc=paper.n_pc))
 grid = pd.concat(grids, ignore_index=True)
-# A grid point is one clustering, like one seed of the STS rows: it may move as far as they do.
-save_table(grid, output_dir, "sweep", tolerance={"spearman": spearman_tolerance, "spearman_std": spearman_tolerance})
+save_table(grid, output_dir, "sweep", tolerance=dict.fromkeys(["spearman", "spearman_std"], "spearman_std"))
 fig, axes = panel_grid(len(labels), panel_size=(6, 4))
 for ax, (label, points) in zip(axes, grid.groupby("model", sort=False)):
     table = points.pivot(index="n_clusters", columns="n_pc", values="spearman")
@@ -413,9 +410,8 @@ for name in models:
         sst2_runs.append(runs.assign(model=label))
 sst2_per_seed = pd.concat(sst2_runs, ignore_index=True)
 sst2 = probe_summary(sst2_per_seed)
-accuracy_tolerance = 100 * seed_tolerance(sst2_per_seed, ["model", "method"], ["accuracy"])["accuracy"]
 save_table(sst2, output_dir, "sst2", tolerance={"accuracy": "accuracy_std", "accuracy_std": "accuracy_std",
-                                                 **dict.fromkeys(["difference", "low", "high"], accuracy_tolerance)})
+                                                 **dict.fromkeys(["difference", "low", "high"], interval("low", "high"))})
 sst2.round(4)
 
 # %%
@@ -488,7 +484,7 @@ cls_table = pd.concat(cls_tables, ignore_index=True) if cls_tables else None
 if finetune_tasks:
     save_table(pd.concat(selections, ignore_index=True), output_dir, "finetune_selection")
     save_table(finetuned, output_dir, "finetune",
-               tolerance=seed_tolerance(finetuned, ["task", "method"], ["accuracy", "accuracy_raw_cls"]))
+               tolerance=dict.fromkeys(["accuracy", "accuracy_raw_cls"], replicates("task", "method")))
     save_table(cls_table, output_dir, "cls_geometry")
     print("Learning rate chosen on held-out training pairs:",
           ", ".join(f"{task} {rate:g}" for task, rate in finetuned.groupby("task", sort=False).lr.first().items()))

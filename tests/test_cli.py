@@ -180,6 +180,29 @@ def test_a_number_may_move_within_the_spread_its_table_declares_and_a_status_nev
                                                  "finding 1: reproduced -> not reproduced)."]
 
 
+def test_a_restart_may_move_within_the_spread_of_its_own_group_not_of_the_whole_table(tmp_path):
+    from isolib.plotting import replicates, save_table
+    from isolib.runner import compare_outputs
+
+    def run(folder, scores):
+        # k = 2: three restarts that spread (std 0.01); k = 3: three that agree (a far larger silhouette).
+        table = pd.DataFrame({"k": [2, 2, 2, 3, 3, 3], "restart": [0, 1, 2] * 2, "silhouette": scores})
+        save_table(table, folder, "silhouettes", tolerance={"silhouette": replicates("k")})
+
+    committed, fresh = tmp_path / "committed", tmp_path / "fresh"
+    run(committed, [0.10, 0.11, 0.12, 0.60, 0.60, 0.60])
+    # Another CPU sends one k = 2 restart elsewhere by 0.02: within three of its group's standard deviations.
+    run(fresh, [0.10, 0.13, 0.12, 0.60, 0.60, 0.60])
+    assert compare_outputs(committed, fresh) == []
+    # The control: the same move in k = 3, whose restarts agree (allowed: three of the median group's spread, 0.015),
+    # is a difference; so is 0.04 in k = 2.
+    run(fresh, [0.10, 0.11, 0.12, 0.60, 0.62, 0.60])
+    assert compare_outputs(committed, fresh)[0].startswith("silhouettes.csv: column silhouette differs in 1 row(s), "
+                                                           "first row 4")
+    run(fresh, [0.14, 0.11, 0.12, 0.60, 0.60, 0.60])
+    assert compare_outputs(committed, fresh)[0].startswith("silhouettes.csv: column silhouette differs in 1 row(s)")
+
+
 def test_check_figures_needs_a_committed_folder(capsys):
     assert main(["check-figures", "99_nothing"]) == 2
     assert "Unknown notebook 99_nothing" in capsys.readouterr().err

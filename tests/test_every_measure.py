@@ -110,6 +110,24 @@ def test_log10_i_w_has_no_underflow_where_i_w_does():
     assert -1e6 < em.Spectrum.of(X).log10_partition_isotropy(X) < -300
 
 
+def test_i_w_is_undefined_where_the_points_do_not_fix_its_directions():
+    from isolib.transforms import whiten
+
+    X = np.random.default_rng(3).standard_normal((500, 12)) * np.geomspace(3, 0.5, 12) + 0.2
+    assert em.Spectrum.of(X).directions_determined()
+    # Whitened points: every direction has the same variance, so every basis is an eigenbasis.
+    white = whiten(X)
+    assert not em.Spectrum.of(white).directions_determined()
+    assert np.isnan(em.every_measure(em.Sample(white), em.MeasureOptions(lid_k=10, k_max=3))["iw"])
+    # Directions without variance do not count (each point projects to 0 on them) ...
+    padded = np.hstack([white, np.zeros((500, 3))])
+    assert not em.Spectrum.of(padded).directions_determined()
+    # ... and the control: the same points, each coordinate stretched by 1% more than the last, fix them again.
+    stretched = white * 1.01 ** np.arange(12)
+    assert em.Spectrum.of(stretched).directions_determined()
+    assert np.isfinite(em.every_measure(em.Sample(stretched), em.MeasureOptions(lid_k=10, k_max=3))["iw"])
+
+
 def test_cosine_contributions_sum_to_the_average_cosine():
     X = gaussian(200, 6) + np.array([3.0, 0, 0, 0, 0, 0])
     contributions = em.cosine_contributions(X)
@@ -172,6 +190,19 @@ def test_sensitivity_reads_directions_on_the_isotropy_scale():
     assert sensitivity.loc[("scale", "iw"), "raw_median"] == pytest.approx(-30)
     assert sensitivity.loc[("whiten", "isoscore"), "direction"] == "n/a"
     assert list(sensitivity.index.get_level_values("change").unique()) == list(em.CHANGES)
+
+
+def test_a_cells_change_pairs_each_sample_with_itself_and_is_their_mean():
+    before = replicate_table(n_replicates=2)
+    # Sample 0 of every cell loses 10 in log10 I(W), sample 1 loses 30: the cell's change is -20.
+    scaled = before.assign(change="scale", log10_iw=before.log10_iw - np.where(before.replicate == 0, 10, 30))
+    row = em.sensitivity_table(before, scaled, n_resamples=50).set_index(["change", "measure"]).loc[("scale", "iw")]
+    assert row.n_cells == 6
+    assert (row.raw_low, row.raw_median, row.raw_high) == pytest.approx((-20, -20, -20))
+    # The control: paired with sample 0's unchanged values instead, the change would not be -20 in every cell.
+    crossed = scaled.assign(log10_iw=scaled.log10_iw + np.where(scaled.replicate == 1, 5, 0))
+    assert em.sensitivity_table(before, crossed, n_resamples=50).set_index(["change", "measure"]).loc[
+        ("scale", "iw"), "raw_median"] == pytest.approx(-17.5)
 
 
 def test_a_vector_a_change_sends_to_the_origin_is_left_out():
@@ -259,7 +290,9 @@ def test_measure_spaces_gives_one_row_per_cell_and_replicate_and_per_applicable_
     by_replicate, changed, _ = small_run
     assert len(by_replicate) == 9 * 2
     assert set(em.MEASURE_NAMES) <= set(by_replicate.columns)
-    assert len(changed) == 9 * (len(em.CHANGES) - 0)  # positions hold 0: the first position applies everywhere here
+    # Every sample is changed (positions hold 0: the first position applies everywhere here).
+    assert len(changed) == 9 * 2 * len(em.CHANGES)
+    assert changed.groupby(["space", "layer", "change"]).replicate.nunique().eq(2).all()
 
 
 def test_cells_measured_in_worker_processes_give_the_same_tables():

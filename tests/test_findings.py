@@ -193,8 +193,30 @@ def test_a_crossed_bootstrap_covers_the_seeds_as_well_as_the_units():
     crossed = compare_with_control(differences, np.zeros_like(differences))
     assert not over_units.borderline  # units alone: a clear gain
     assert crossed.borderline  # with the seeds resampled, 0 is inside the interval
-    with pytest.raises(ValueError, match="crossed bootstrap needs"):
+    with pytest.raises(ValueError, match="bootstrap over replicates needs"):
         bootstrap_threshold([1.0, 2.0], np.mean, above=0, crossed=True)
+
+
+def test_restarts_of_each_layer_are_resampled_on_their_own():
+    # Notebook 02's decoder on PTB: the silhouette of the chosen k per layer (columns: 13 layers) and k-means
+    # restart (rows: 3), 0 where the layer holds no clusters. A layer counts when its restarts' mean reaches 0.1;
+    # the claim needs half of the layers. Three layers depend on their restarts (the first, the fifth, the twelfth).
+    by_restart = np.array([[0.126, 0, .824, .789, 0.085, 0, 0, 0, 0, 0, .137, 0.038, .213],
+                           [0.080, 0, .824, .789, 0.692, 0, 0, 0, 0, 0, .138, 0.165, .213],
+                           [0.126, 0, .824, .789, 0.099, 0, 0, 0, 0, 0, .137, 0.037, .213]])
+
+    def share(sample):  # sample: (layers, restarts)
+        return np.mean(sample.mean(axis=1) >= 0.1)
+
+    own = bootstrap_threshold(by_restart.T, share, above=0.5, inclusive=True, within_units=True)
+    assert own.value == pytest.approx(6 / 13) and own.borderline  # 7 of 13 when every such layer has a good draw
+    assert own.interval[1] == pytest.approx(7 / 13)
+    # The control: restart i of one layer drawn with restart i of every other ties the first layer's poor restart to
+    # the twelfth's good one, so the interval never reaches half and the verdict looks certain.
+    joint = bootstrap_threshold(by_restart, lambda sample: share(sample.T), above=0.5, inclusive=True)
+    assert not joint.borderline and joint.interval[1] < 0.5
+    with pytest.raises(ValueError, match="not both"):
+        bootstrap_threshold(by_restart.T, share, above=0.5, crossed=True, within_units=True)
 
 
 def test_the_range_of_thresholds_over_which_a_status_holds():

@@ -53,11 +53,22 @@ def test_a_table_declares_how_far_its_numbers_may_move(tmp_path):
         save_table(table, tmp_path, "finetune", tolerance={"accuracy": "spread"})
 
 
-def test_a_per_seed_tolerance_is_twice_the_largest_spread_of_any_group():
-    from isolib.plotting import seed_tolerance
+def test_replicates_allow_three_standard_deviations_of_their_own_group_or_of_the_median_group():
+    from isolib.plotting import allowed_movement, replicates
 
-    per_seed = pd.DataFrame({"method": ["a", "a", "b", "b"], "seed": [0, 1, 0, 1], "score": [1.0, 1.5, 2.0, 2.1]})
-    assert seed_tolerance(per_seed, ["method"], ["score"]) == {"score": pytest.approx(1.0)}
+    # Restarts of three values of k: k = 2's spread (std 0.5), k = 3's less (0.1), k = 4's agree exactly.
+    table = pd.DataFrame({"k": [2, 2, 3, 3, 4, 4], "score": [1.0, 1 + 0.5 * 2**0.5, 2.0, 2 + 0.1 * 2**0.5, 3.0, 3.0]})
+    allowed = allowed_movement(table, "score", replicates("k"))
+    # k = 2 keeps its own spread; k = 4 gets the median group's (k = 3's), not the widest (k = 2's).
+    assert allowed == pytest.approx([1.5, 1.5, 0.3, 0.3, 0.3, 0.3])
+
+
+def test_an_interval_allows_half_its_width_and_a_number_itself():
+    from isolib.plotting import allowed_movement, interval
+
+    table = pd.DataFrame({"median": [0.5, 0.2], "low": [0.4, float("nan")], "high": [0.8, 0.3]})
+    assert allowed_movement(table, "median", interval("low", "high")) == pytest.approx([0.2, 0.0])
+    assert allowed_movement(table, "median", 0.05) == pytest.approx([0.05, 0.05])
 
 
 def test_markdown_cells_escape_pipes():

@@ -762,12 +762,12 @@ def _model_findings(label: str, table: pd.DataFrame, silhouettes: pd.DataFrame, 
                 f"at least 2 clusters that are not outlier groups in {real.mean():.0%} of {span} "
                 f"(k {layers.n_clusters.min()}-{layers.n_clusters.max()}, silhouette {layers.silhouette.min():.2f}-"
                 f"{layers.silhouette.max():.2f}; {outliers} outlier group{'s' * (outliers != 1)})",
-                bootstrap_threshold(by_restart, lambda sample: np.mean(sample.mean(axis=0) >= min_silhouette),
-                                    above=0.5, inclusive=True),
+                bootstrap_threshold(by_restart.T, lambda sample: np.mean(sample.mean(axis=1) >= min_silhouette),
+                                    above=0.5, inclusive=True, within_units=True),
                 f"reproduced if in at least half of the layers from L1 the silhouette chooses k >= 2 (mean silhouette "
                 f"over k-means restarts >= {min_silhouette}, the authors' cut) with at least 2 clusters that are not "
                 "outlier groups (below 1% of the tokens, or mostly window-first tokens or placeholders); interval over "
-                "restarts.", kind="test", control="one cluster (no silhouette reaches 0.1), or clusters that are "
+                "each layer's restarts, resampled layer by layer.", kind="test", control="one cluster (no silhouette reaches 0.1), or clusters that are "
                 "outlier groups", threshold_ours=True, headline=True),
         declare("Per-cluster centring reveals isotropy that global centring does not: S_inter lower after it",
                 "the anisotropy is a global view, misled by clusters (conclusions)", label,

@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -403,6 +404,8 @@ class Spectrum:
         Variance of each coordinate (the covariance's diagonal).
     raw_directions : ndarray of shape (dim, dim)
         Unit eigenvectors of the uncentred scatter matrix (columns): the directions of I(W).
+    raw_eigenvalues : ndarray of shape (dim,)
+        Their eigenvalues, smallest first.
     """
 
     n_points: int
@@ -411,6 +414,7 @@ class Spectrum:
     variances: np.ndarray
     coordinate_variances: np.ndarray
     raw_directions: np.ndarray
+    raw_eigenvalues: np.ndarray
 
     @classmethod
     def of(cls, points) -> Spectrum:
@@ -421,9 +425,9 @@ class Spectrum:
         centred = points - mean
         covariance_scatter = centred.T @ centred
         eigenvalues = eigh(covariance_scatter, vectors=False)[::-1]
-        _, raw_directions = eigh(covariance_scatter + n_points * np.outer(mean, mean), vectors=True)
+        raw_eigenvalues, raw_directions = eigh(covariance_scatter + n_points * np.outer(mean, mean), vectors=True)
         return cls(n_points, dim, mean, np.clip(eigenvalues, 0.0, None) / (n_points - 1),
-                   np.diag(covariance_scatter) / (n_points - 1), raw_directions)
+                   np.diag(covariance_scatter) / (n_points - 1), raw_directions, raw_eigenvalues)
 
     def isoscore(self) -> float:
         """:func:`isolib.metrics.isoscore` of the points."""
@@ -442,6 +446,19 @@ class Spectrum:
     def top_dimension_share(self) -> float:
         """Share of the variance on the coordinate of largest variance (a rogue dimension; 1/d when isotropic)."""
         return float(self.coordinate_variances.max() / self.coordinate_variances.sum())
+
+    def directions_determined(self) -> bool:
+        """Whether the points fix I(W)'s directions: the scatter matrix's non-zero eigenvalues are distinct.
+
+        Where two coincide, any basis of their eigenspace is an eigenbasis, and I(W) takes the value
+        of whichever one the eigensolver returns: on whitened points (every eigenvalue equal) another
+        CPU's kernels moved it by up to 0.18 while the token samples of a cell agreed to 0.001.
+        Directions without variance do not matter (every point projects to 0 on each of them), and
+        distinct eigenvalues of real points differ by far more than the relative 1e-8 counted as equal.
+        """
+        values = np.sort(self.raw_eigenvalues)
+        values = values[values > 1e-10 * values[-1]]
+        return bool(np.all(np.diff(values) > 1e-8 * values[1:]))
 
     def log10_partition_isotropy(self, points) -> float:
         """``log10 I(W)`` (:func:`isolib.metrics.partition_isotropy`, both signs of every direction), without underflow."""
@@ -502,7 +519,8 @@ def every_measure(sample: Sample, options: MeasureOptions = MeasureOptions(), *,
         One entry per measure of :data:`MEASURES` (``effective_rank`` over the dimension), and
         ``log10_iw`` (I(W) on a log scale, exact where I(W) underflows), ``best_k`` (the k of the best
         silhouette), ``dim`` and ``n_points``. A measure undefined for the points (S_intra with no type
-        seen twice) is NaN.
+        seen twice; I(W) where its directions are not determined, :meth:`Spectrum.directions_determined`)
+        is NaN.
     """
     points = np.asarray(sample.points, dtype=np.float64)
     n_points, dim = points.shape
@@ -510,7 +528,7 @@ def every_measure(sample: Sample, options: MeasureOptions = MeasureOptions(), *,
     contexts = np.arange(n_points) if sample.contexts is None else sample.contexts
     seed = int(rng(random_state).integers(2**31 - 1))
     spectrum = Spectrum.of(points)
-    log10_iw = spectrum.log10_partition_isotropy(points)
+    log10_iw = spectrum.log10_partition_isotropy(points) if spectrum.directions_determined() else np.nan
     values = {
         "average_cosine": float(cosine_contributions(points).sum()),
         "anisotropy_baseline": _or_nan(anisotropy_baseline, points, contexts, n_samples=options.baseline_samples,
@@ -599,7 +617,7 @@ def changed_samples(sample: Sample, settings: ChangeSettings = ChangeSettings(),
     ----------
     sample : Sample
     settings : ChangeSettings
-    random_state : int
+    random_state : int or sequence of int
         Seed of the clustering, the rotation, the outlier's direction and the smaller sample.
 
     Yields
@@ -653,7 +671,7 @@ def _changes(sample: Sample, settings: ChangeSettings, random_state):
 
 def _measure_cell(cell: dict, samples, options: MeasureOptions, settings: ChangeSettings, n_replicates: int,
                   random_state) -> tuple[list, list]:
-    """Every measure of one cell's replicates and of the changes of its replicate 0, on one BLAS and OpenMP thread.
+    """Every measure of one cell's replicates and of the changes of each, on one BLAS and OpenMP thread.
 
     The matrices of one measurement are small, and on shared cores library threads wait for each other:
     one measurement of 2,000 points took 3.8-5.3 s with two threads on two loaded cores against 1.1-1.2 s
@@ -668,18 +686,19 @@ def _measure_cell(cell: dict, samples, options: MeasureOptions, settings: Change
             tic = time.perf_counter()
             values = every_measure(sample, options, random_state=[random_state, replicate])
             rows.append({**cell, "replicate": replicate, **values, "seconds": time.perf_counter() - tic})
-        for change, sample in changed_samples(samples[0], settings, random_state=random_state):
-            if sample is None:
-                continue
-            tic = time.perf_counter()
-            values = every_measure(sample, options, random_state=random_state)
-            changed.append({**cell, "change": change, **values, "seconds": time.perf_counter() - tic})
+            for change, changed_sample in changed_samples(sample, settings, random_state=[random_state, replicate]):
+                if changed_sample is None:
+                    continue
+                tic = time.perf_counter()
+                values = every_measure(changed_sample, options, random_state=[random_state, replicate])
+                changed.append({**cell, "replicate": replicate, "change": change, **values,
+                                "seconds": time.perf_counter() - tic})
     return rows, changed
 
 
 def measure_spaces(spaces, options: MeasureOptions, settings: ChangeSettings, *, n_replicates: int,
                    random_state=0, n_jobs: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every measure on every cell and replicate, and on every change of replicate 0.
+    """Every measure on every cell and replicate, and on every change of each replicate.
 
     Parameters
     ----------
@@ -703,8 +722,9 @@ def measure_spaces(spaces, options: MeasureOptions, settings: ChangeSettings, *,
     by_replicate : pandas.DataFrame
         One row per (cell, replicate): the description, ``replicate``, every measure, ``seconds``.
     changed : pandas.DataFrame
-        One row per (cell, change) of replicate 0 that applies: the description, ``change``, every
-        measure, ``seconds``.
+        One row per (cell, replicate, change) that applies: the description, ``replicate``, ``change``,
+        every measure, ``seconds``. A change's spread over the replicates of its cell is that of the
+        token samples and of its own random draws (a clustering, a rotation) together.
     """
     def tasks():
         for space in spaces:
@@ -863,7 +883,8 @@ def sensitivity_table(by_replicate: pd.DataFrame, changed: pd.DataFrame, *, tole
     Parameters
     ----------
     by_replicate, changed : pandas.DataFrame
-        :func:`measure_spaces`' tables (replicate 0 is the "before").
+        :func:`measure_spaces`' tables: each changed replicate is compared with the same replicate
+        unchanged, and a cell's change is the mean over its replicates.
     tolerance : float
         A change whose whole interval lies within +-``tolerance`` leaves the measure "unchanged".
     n_resamples, level, random_state
@@ -872,35 +893,52 @@ def sensitivity_table(by_replicate: pd.DataFrame, changed: pd.DataFrame, *, tole
     Returns
     -------
     pandas.DataFrame, one row per (change, measure)
-        ``change``, ``measure``, ``median`` (median over cells of after - before on
+        ``change``, ``measure``, ``median`` (median over cells of mean after - before on
         :func:`isotropy_scale`: positive is towards isotropy), ``low``, ``high``, ``direction``
         ("more isotropic", "less isotropic", "unchanged", "either way", "n/a"), ``n_cells``, and
-        ``raw_median`` (the median change in the measure's own units; I(W) as ``log10``).
+        ``raw_median`` with ``raw_low`` and ``raw_high`` (the median change in the measure's own units,
+        I(W) as ``log10``, and its interval over the same resampled cells).
     """
-    before = by_replicate[by_replicate.replicate == 0].set_index(["space", "layer"])
+    keys = ["space", "layer", "replicate"]
+    before = by_replicate.set_index(keys)
     scaled_before = isotropy_scale(before)
     generator = np.random.default_rng(random_state)
     rows = []
     for change in CHANGES:
-        after = changed[changed.change == change].set_index(["space", "layer"])
+        after = changed[changed.change == change].set_index(keys)
         for name in MEASURE_NAMES:
             if after.empty:
                 rows.append({"change": change, "measure": name, "median": np.nan, "low": np.nan, "high": np.nan,
-                             "direction": "n/a", "n_cells": 0, "raw_median": np.nan})
+                             "direction": "n/a", "n_cells": 0, "raw_median": np.nan, "raw_low": np.nan,
+                             "raw_high": np.nan})
                 continue
-            delta = (isotropy_scale(after)[name] - scaled_before.loc[after.index, name]).dropna().to_numpy()
             column = "log10_iw" if name == "iw" else name
-            raw = (after[column] - before.loc[after.index, column]).dropna().to_numpy()
-            if len(delta) == 0:
-                median = low = high = np.nan
-            else:
-                median = float(np.median(delta))
-                draws = np.median(delta[generator.integers(0, len(delta), (n_resamples, len(delta)))], axis=1)
-                low, high = (float(v) for v in np.quantile(draws, [(1 - level) / 2, (1 + level) / 2]))
+            cells = pd.DataFrame({
+                "scaled": _cell_means(isotropy_scale(after)[name] - scaled_before.loc[after.index, name]),
+                "raw": _cell_means(after[column] - before.loc[after.index, column])}).dropna(subset=["scaled"])
+            picks = generator.integers(0, len(cells), (n_resamples, len(cells))) if len(cells) else None
+            median, low, high = _median_interval(cells.scaled.to_numpy(), picks, level)
+            raw_median, raw_low, raw_high = _median_interval(cells.raw.to_numpy(), picks, level)
             rows.append({"change": change, "measure": name, "median": median, "low": low, "high": high,
-                         "direction": _direction(low, high, median, tolerance), "n_cells": len(delta),
-                         "raw_median": float(np.median(raw)) if len(raw) else np.nan})
+                         "direction": _direction(low, high, median, tolerance), "n_cells": len(cells),
+                         "raw_median": raw_median, "raw_low": raw_low, "raw_high": raw_high})
     return pd.DataFrame(rows)
+
+
+def _cell_means(differences: pd.Series) -> pd.Series:
+    """Per cell (``space``, ``layer``), the mean of its replicates' differences (missing ones left out)."""
+    return differences.groupby(level=["space", "layer"], sort=False).mean()
+
+
+def _median_interval(values: np.ndarray, picks: np.ndarray | None, level: float) -> tuple[float, float, float]:
+    """The median of ``values`` and its percentile bootstrap interval over the resamples ``picks`` (rows of indices)."""
+    if picks is None or np.isnan(values).all():
+        return np.nan, np.nan, np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a resample of missing values only
+        draws = np.nanmedian(values[picks], axis=1)
+    low, high = np.nanquantile(draws, [(1 - level) / 2, (1 + level) / 2])
+    return float(np.nanmedian(values)), float(low), float(high)
 
 
 def rogue_shares(samples, *, n_dimensions: int = 3, n_resamples: int = 200, level: float = 0.95,
@@ -966,19 +1004,26 @@ def _interval_verdict(value: float, low: float, high: float, *, above: float | N
 
 
 def _changes_of(by_replicate: pd.DataFrame, changed: pd.DataFrame, change: str, column: str) -> pd.DataFrame:
-    """Per cell of replicate 0: ``before`` and ``after`` of one measure under one change, with the cell's space."""
-    before = by_replicate[by_replicate.replicate == 0].set_index(["space", "layer"])[column]
-    after = changed[changed.change == change].set_index(["space", "layer"])[column]
+    """Per cell and replicate: ``before`` and ``after`` of one measure under one change, with the cell's space."""
+    keys = ["space", "layer", "replicate"]
+    before = by_replicate.set_index(keys)[column]
+    after = changed[changed.change == change].set_index(keys)[column]
     joined = pd.DataFrame({"before": before, "after": after}).dropna()
     return joined.reset_index()
 
 
-def _median_change_finding(claim: str, paper: str, label: str, deltas: pd.Series, control: pd.Series, *,
+def _median_change_finding(claim: str, paper: str, label: str, moved: pd.DataFrame, unmoved: pd.DataFrame, *,
                            bound: float, unit: str, control_text: str, rule: str, headline: bool = False) -> Finding:
     """A test that a measure moves by more than ``bound``: the median over a model's layers, interval over layers.
 
-    A space of one cell (a static embedding) is judged on its one change, without an interval.
+    ``moved`` and ``unmoved`` are :func:`_changes_of` the measure and of its control; a layer's change
+    is the mean over its replicates. A space of one cell (a static embedding) is judged on its one
+    change, without an interval.
     """
+    def per_layer(changes: pd.DataFrame) -> pd.Series:
+        return (changes.after - changes.before).groupby(changes.layer).mean()
+
+    deltas, control = per_layer(moved), per_layer(unmoved)
     unit = f" {unit}" if unit else ""
     if len(deltas) == 0:
         return not_comparable(claim, paper, "no cell of this space was changed.", kind="test", model=label)
@@ -1007,7 +1052,7 @@ def _model_findings(label: str, by_replicate: pd.DataFrame, changed: pd.DataFram
     findings.append(_median_change_finding(
         "The average cosine changes under global centring, to which IsoScore is invariant",
         "the average cosine depends on the mean vector; IsoScore is mean-agnostic (Rudman et al. 2022)", label,
-        cosine.after - cosine.before, iso.after - iso.before, bound=0.05, unit="",
+        cosine, iso, bound=0.05, unit="",
         control_text="IsoScore's change under the same centring", headline=True,
         rule="reproduced if the median over layers of |average cosine after centring - before| exceeds 0.05, with its "
              "95% interval over layers (a space of one cell: its one change)."))
@@ -1016,8 +1061,7 @@ def _model_findings(label: str, by_replicate: pd.DataFrame, changed: pd.DataFram
     iso = _changes_of(mine, theirs, "scale", "isoscore")
     findings.append(_median_change_finding(
         "I(W) changes under uniform scaling, to which IsoScore is invariant",
-        "I(W) is not scale invariant; IsoScore is (Rudman et al. 2022)", label, iw.after - iw.before,
-        iso.after - iso.before, bound=1.0, unit="in log10 I(W)",
+        "I(W) is not scale invariant; IsoScore is (Rudman et al. 2022)", label, iw, iso, bound=1.0, unit="in log10 I(W)",
         control_text="IsoScore's change under the same scaling",
         rule="reproduced if the median over layers of |log10 I(W) after scaling - before| exceeds 1 (a factor of 10), "
              "with its 95% interval over layers (a space of one cell: its one change)."))
@@ -1027,7 +1071,7 @@ def _model_findings(label: str, by_replicate: pd.DataFrame, changed: pd.DataFram
     findings.append(_median_change_finding(
         "IsoScore changes when every vector is scaled to unit length, to which the average cosine is invariant",
         "IsoScore reads the variance of the points, norms included; a cosine ignores norms (Rudman et al. 2022)",
-        label, iso.after - iso.before, cosine.after - cosine.before, bound=0.05, unit="",
+        label, iso, cosine, bound=0.05, unit="",
         control_text="the average cosine's change under the same normalisation",
         rule="reproduced if the median over layers of |IsoScore after normalising every vector - before| exceeds 0.05, "
              "with its 95% interval over layers (a space of one cell: its one change)."))
@@ -1161,10 +1205,22 @@ def _checks(by_replicate: pd.DataFrame, changed: pd.DataFrame, *, library_differ
     worst = float(np.max(np.abs(whitened.isoscore.to_numpy() - expected))) if len(whitened) else np.nan
     findings.append(declare("Whitening gives every direction with variance the same variance",
                             "IsoScore of r equal variances among d (1 when r = d)", "every cell",
-                            f"largest difference from it {worst:.1g} over {len(whitened)} cells "
+                            f"largest difference from it {worst:.1g} over {len(whitened)} samples of "
+                            f"{whitened.groupby(['space', 'layer']).ngroups} cells "
                             f"({int((ranks < whitened.dim).sum())} with fewer directions than dimensions)",
-                            threshold(worst, below=1e-6), "passed if every whitened cell's IsoScore is within 1e-6 of "
+                            threshold(worst, below=1e-6), "passed if every whitened sample's IsoScore is within 1e-6 of "
                             "that of r equal variances, r its effective rank.", kind="check"))
+    samples = pd.concat([by_replicate.assign(change="none"), changed], ignore_index=True)
+    undefined = samples.iw.isna()
+    others = int((undefined & (samples.change != "whiten")).sum())
+    findings.append(declare("I(W) is undefined on the whitened samples, and only there",
+                            "its directions are not determined where eigenvalues coincide", "every cell",
+                            f"undefined on {int((undefined & (samples.change == 'whiten')).sum())} of "
+                            f"{int((samples.change == 'whiten').sum())} whitened samples and {others} of the "
+                            f"{int((samples.change != 'whiten').sum())} others",
+                            threshold(float(others + (~undefined & (samples.change == "whiten")).sum()), below=0.5),
+                            "passed if I(W) is undefined (Spectrum.directions_determined) on every whitened "
+                            "sample and on no other.", kind="check"))
     if library_difference is not None:
         findings.append(declare("The shared decomposition gives what isolib.metrics gives",
                                 "IsoScore, effective rank, top-PC share and log10 I(W) equal", "first cell",
