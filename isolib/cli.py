@@ -97,7 +97,8 @@ PROFILE_COSTS = """Execute the study notebooks with Papermill under one profile:
   quick   the default: the defaults of each notebook's parameters cell (fewer models, subsets of
           the data); a few minutes per notebook on two CPU cores; writes build/quick/.
   full    all data, every offline model (make figures); on two CPU cores 00 about 6 min, 01 about
-          80 min, 02 about 30 min, 03 about 4 h, 04 about 3 h; writes the committed figures/.
+          80 min, 02 about 30 min, 03 about 4 h, 04 about 3 h, 05 about 15 min; writes the committed
+          figures/.
   paper   the papers' own models from the Hugging Face Hub: needs a network and ideally a GPU
           (-p device cuda); writes build/paper/."""
 

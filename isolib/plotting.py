@@ -66,7 +66,8 @@ def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits
         - ``replicates(*by)``: the rows sharing the columns ``by`` replicate one quantity (seeds,
           restarts, token samples); each may move by :data:`STANDARD_DEVIATIONS` standard
           deviations of its group, or of the column's median group where its own is smaller;
-        - the name of a column holding each row's standard deviation over seeds: as many of them;
+        - the name of a column holding each row's standard deviation over seeds: as many of them,
+          or of the column's median row where its own is smaller;
         - ``interval(low, high)``: half the row's own interval (its sampling uncertainty);
         - an absolute number, where the table holds no spread of its own;
         - None for a column no rerun repeats (a measured time), which is not compared.
@@ -132,7 +133,8 @@ def allowed_movement(table: pd.DataFrame, column: str, spec: Tolerance) -> np.nd
     ten, and replicates that agree exactly (a quantity pinned by construction, k-means restarts that
     find the same optimum) can still move by rounding on another machine (a tie between two
     centroids broken the other way): a group's spread is therefore at least the median spread of the
-    column's groups, never the widest one, which would let a quiet row move as far as the noisiest.
+    column's groups (of the column's rows, for a column of standard deviations), never the widest
+    one, which would let a quiet row move as far as the noisiest.
     """
     if isinstance(spec, dict) and "replicates" in spec:
         groups = table.groupby(spec["replicates"], sort=False, dropna=False)[column]
@@ -143,7 +145,9 @@ def allowed_movement(table: pd.DataFrame, column: str, spec: Tolerance) -> np.nd
         low, high = spec["interval"]
         return np.nan_to_num((table[high] - table[low]).to_numpy(float) / 2)
     if isinstance(spec, str):
-        return STANDARD_DEVIATIONS * np.nan_to_num(table[spec].to_numpy(float))
+        spreads = table[spec].to_numpy(float)
+        floor = np.nanmedian(spreads) if (~np.isnan(spreads)).any() else 0.0
+        return STANDARD_DEVIATIONS * np.fmax(np.nan_to_num(spreads), floor)
     return np.full(len(table), float(spec))
 
 

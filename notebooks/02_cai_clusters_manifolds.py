@@ -278,7 +278,7 @@ for ax, (label, layer) in zip(axes, panels):
     ax.scatter(*coordinates[sinks].T, marker="x", color="black", s=12, linewidths=0.8, label="window position 0")
     chosen = per_layer.query("model == @label and corpus == @first_corpus and layer == @layer").iloc[0]
     # Groups can be visible at k = 1: the title says how far the best silhouette is from the cut.
-    below_cut = f" (best silhouette {chosen.silhouette:.2f} < 0.1)" if chosen.n_clusters == 1 else ""
+    below_cut = f" (best silhouette {chosen.silhouette:.3f} < 0.1)" if chosen.n_clusters == 1 else ""
     ax.set_title(f"{label}\n{layer_name(layer)}: k = {int(chosen.n_clusters)}{below_cut}", fontsize="medium")
     ax.set_xlabel(f"PC1 ({explained[0]:.0%})")
     ax.set_ylabel(f"PC2 ({explained[1]:.0%})")

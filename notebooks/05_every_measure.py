@@ -346,11 +346,12 @@ fig, ax = plt.subplots(figsize=(15, 7.5))
 sns.heatmap(medians.rename(index=LABELS, columns=CHANGES), annot=text.to_numpy(), fmt="", cmap="vlag", center=0,
             vmin=-0.6, vmax=0.6, annot_kws={"fontsize": 8}, cbar_kws={"label": "median change on the isotropy scale"},
             linewidths=0.5, ax=ax)
+ax.grid(False)  # a blank cell stays blank
 ax.set_xticklabels(ax.get_xticklabels(), rotation=35, ha="right")
 ax.set_xlabel("")
 ax.set_ylabel("")
 ax.set_title("What moves each measure (red: towards isotropy, blue: away; 0: unchanged; ?: the interval over cells "
-             "holds 0; blank: does not apply)", fontsize="medium")
+             "holds 0; blank: does not apply, or undefined)", fontsize="medium")
 save_figure(fig, output_dir, "fig_sensitivity")
 plt.show()
 

@@ -217,7 +217,7 @@ def test_reproduce_runs_the_quick_profile_unless_told_and_its_help_says_what_eac
     help_text = " ".join(capsys.readouterr().out.split())
     assert "quick (default)" in help_text and "quick the default" in help_text
     for cost in ("a few minutes per notebook", "01 about 80 min", "02 about 30 min", "03 about 4 h", "04 about 3 h",
-                 "writes the committed figures/", "Hugging Face Hub", "network", "GPU"):
+                 "05 about 15 min", "writes the committed figures/", "Hugging Face Hub", "network", "GPU"):
         assert cost in help_text
 
 
