@@ -327,9 +327,9 @@ print(verdicts(findings, ["IsoScore and", "Some pair"], values=False))
 #
 # **I(W) of whitened points is not defined**, and is left blank. Its directions are the eigenvectors
 # of the points' scatter matrix; after whitening every eigenvalue is the same, so every basis is an
-# eigenbasis and I(W) takes the value of whichever one the eigensolver returns. Measured anyway, it
-# moved by up to 0.18 between two CPUs' kernels while the three token samples of a cell agreed to
-# 0.001 (`benchmarks/results/instruction_sets.md`). So I(W) is only computed where the non-zero
+# eigenbasis and I(W) takes the value of whichever one the eigensolver returns. Measured anyway on the
+# quick profile, it moved by up to 0.18 between AVX-512 and baseline x86-64 kernels while the three
+# token samples of a cell agreed to 0.001. So I(W) is only computed where the non-zero
 # eigenvalues are distinct (`Spectrum.directions_determined`); a check below confirms that this leaves
 # out the whitened samples and no other.
 

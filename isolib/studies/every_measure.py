@@ -238,8 +238,9 @@ def draw_token_samples(tables: dict[str, pd.DataFrame], n_points: int, n_replica
     n_points : int
         Tokens per draw (all common tokens if there are fewer).
     n_replicates : int
-        Independent draws (each without replacement); replicate 0 is the sample of the main table and
-        of the changes, the others give the interval over the token sample.
+        Independent draws (each without replacement): each is measured and changed, and together
+        they give the interval over the token sample; replicate 0 is also the one whose rogue
+        coordinates are read.
     random_state : int
 
     Returns
