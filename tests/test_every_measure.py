@@ -199,7 +199,8 @@ def test_a_cells_change_pairs_each_sample_with_itself_and_is_their_mean():
     row = em.sensitivity_table(before, scaled, n_resamples=50).set_index(["change", "measure"]).loc[("scale", "iw")]
     assert row.n_cells == 6
     assert (row.raw_low, row.raw_median, row.raw_high) == pytest.approx((-20, -20, -20))
-    # The control: paired with sample 0's unchanged values instead, the change would not be -20 in every cell.
+    # The control: sample 1 alone changed by 5 less moves the cell's change to (-10 - 25) / 2; read from sample 0
+    # alone (as before every sample was changed) it would stay -10.
     crossed = scaled.assign(log10_iw=scaled.log10_iw + np.where(scaled.replicate == 1, 5, 0))
     assert em.sensitivity_table(before, crossed, n_resamples=50).set_index(["change", "measure"]).loc[
         ("scale", "iw"), "raw_median"] == pytest.approx(-17.5)
