@@ -138,17 +138,21 @@ def allowed_movement(table: pd.DataFrame, column: str, spec: Tolerance) -> np.nd
     """
     if isinstance(spec, dict) and "replicates" in spec:
         groups = table.groupby(spec["replicates"], sort=False, dropna=False)[column]
-        spreads = groups.std().to_numpy(float)  # NaN for a group of one row
-        floor = np.median(spreads[~np.isnan(spreads)]) if (~np.isnan(spreads)).any() else 0.0
-        return STANDARD_DEVIATIONS * np.fmax(np.nan_to_num(groups.transform("std").to_numpy(float)), floor)
+        return _at_least_median(groups.transform("std").to_numpy(float), groups.std().to_numpy(float))
     if isinstance(spec, dict) and "interval" in spec:
         low, high = spec["interval"]
         return np.nan_to_num((table[high] - table[low]).to_numpy(float) / 2)
     if isinstance(spec, str):
         spreads = table[spec].to_numpy(float)
-        floor = np.nanmedian(spreads) if (~np.isnan(spreads)).any() else 0.0
-        return STANDARD_DEVIATIONS * np.fmax(np.nan_to_num(spreads), floor)
+        return _at_least_median(spreads, spreads)
     return np.full(len(table), float(spec))
+
+
+def _at_least_median(row_spreads: np.ndarray, spreads: np.ndarray) -> np.ndarray:
+    """:data:`STANDARD_DEVIATIONS` times each row's spread, or the median of ``spreads`` where larger (NaN: unknown)."""
+    known = spreads[~np.isnan(spreads)]
+    floor = np.median(known) if len(known) else 0.0
+    return STANDARD_DEVIATIONS * np.fmax(np.nan_to_num(row_spreads), floor)
 
 
 def table_tolerances(folder: str | Path) -> dict[str, dict[str, Tolerance]]:
