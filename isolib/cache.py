@@ -33,7 +33,6 @@ import dataclasses
 import errno
 import hashlib
 import importlib
-import inspect
 import json
 import os
 import pickle
@@ -50,6 +49,7 @@ import numpy as np
 import pandas as pd
 from filelock import FileLock, Timeout
 
+from isolib.computation import computation_digest
 from isolib.errors import IsolibError
 from isolib.models import OFFLINE_MODELS, cache_root
 
@@ -505,11 +505,6 @@ def _feed(digest, value) -> None:
         raise TypeError(f"memoized cannot hash an input of type {type(value).__name__}.")
 
 
-def _source_files(module: ModuleType) -> list[Path]:
-    path = Path(inspect.getfile(module))
-    return sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
-
-
 # Stored results are JSON: lists are JSON arrays, every other container a JSON object tagged by "$".
 # Decoding builds only these types (and dataclasses of isolib), so a stored file can never run code.
 _TAG = "$"
@@ -733,8 +728,10 @@ def memoized(name: str, inputs: dict, compute: Callable[[], object], *, code: Se
     half-way resumes with the steps it finished. The value is stored in
     ``<cache root>/results/<name>/<key>.jsonl`` (:func:`encode_value`: data only, never code, behind a
     header with its size and SHA-256), written aside and renamed (an interrupted write leaves
-    nothing trusted); ``key`` hashes ``inputs`` by content and the source of the ``code`` modules
-    (a package: all its files), so editing the code that computes a value recomputes it. A stored
+    nothing trusted); ``key`` hashes ``inputs`` by content and what the ``code`` modules compute
+    (:func:`isolib.computation.computation_digest`: their code and the library code they import, never
+    their docstrings or comments), so editing the code that computes a value recomputes it and editing
+    its prose does not. A stored
     value that fails its checks is computed again with one :class:`CacheWarning`; a value pickled
     by an older version (``<key>.pkl``) is never read, only replaced.
 
@@ -748,7 +745,7 @@ def memoized(name: str, inputs: dict, compute: Callable[[], object], *, code: Se
     compute : callable
         Called without arguments when no stored value matches; it returns what :func:`encode_value` takes.
     code : sequence of module
-        The modules (or packages) whose source determines the value.
+        The modules (or packages) that compute the value; the library modules they import count too.
     store : bool
         False: only ``compute()``, nothing read or written (a caller's ``resume=False``).
 
@@ -761,9 +758,7 @@ def memoized(name: str, inputs: dict, compute: Callable[[], object], *, code: Se
         return compute()
     digest = hashlib.sha256()
     _feed(digest, inputs)
-    for path in sorted({path for module in code for path in _source_files(module)}):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
+    digest.update(computation_digest(code).encode())
     folder = cache_root() / RESULTS_FOLDER / name
     key = digest.hexdigest()[:32]
     path = folder / f"{key}{RESULT_SUFFIX}"
