@@ -86,9 +86,9 @@ def _cache(args) -> int:
 
 def _overview(args) -> int:
     from isolib.findings import write_overview
-    from isolib.runner import FIGURES_DIR
+    from isolib.runner import FIGURES_DIR, study_notebooks
 
-    print(f"wrote {write_overview(FIGURES_DIR)}")
+    print(f"wrote {write_overview(FIGURES_DIR, study_notebooks())}")
     return 0
 
 

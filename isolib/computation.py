@@ -18,9 +18,9 @@ from types import ModuleType
 
 __all__ = ["NOT_COMPUTATION", "computation_digest", "computation_modules"]
 
-# Modules whose code cannot change a computed value: the package's front page (its version), where values are stored, how errors and progress read,
-# how findings are judged and written, how figures are drawn, how notebooks are run. A compute module that
-# imports one of them is still keyed by its own use of it.
+# Modules whose code cannot change a computed value: the package's front page (its version), where values
+# are stored, how errors and progress read, how findings are judged and written, how figures are drawn, how
+# notebooks are run. A compute module that imports one of them is still keyed by its own use of it.
 NOT_COMPUTATION = frozenset({
     "isolib", "isolib.cache", "isolib.errors", "isolib._progress", "isolib.findings", "isolib.plotting",
     "isolib.runner", "isolib.cli", "isolib.computation",

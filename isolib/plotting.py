@@ -18,6 +18,8 @@ import pandas as pd
 import seaborn as sns
 from IPython.display import Markdown
 
+from isolib.markdown import markdown_table
+
 _PNG_METADATA = {"Software": None}
 _PDF_METADATA = {"Creator": None, "Producer": None, "CreationDate": None}
 
@@ -159,25 +161,6 @@ def table_tolerances(folder: str | Path) -> dict[str, dict[str, Tolerance]]:
     """The tolerances the tables of ``folder`` declared (:func:`save_table`), by table name; {} if none."""
     path = Path(folder) / TOLERANCES_FILE
     return json.loads(path.read_text()) if path.exists() else {}
-
-
-def markdown_table(table: pd.DataFrame, *, digits: int = 3) -> str:
-    """``table`` as a Markdown table, floats rounded to ``digits``, ``|`` in text escaped.
-
-    A float column whose every non-zero value would round to 0 (a learning rate) is written with
-    ``digits`` significant digits instead, so that it does not read as zeros.
-    """
-    escaped = table.apply(lambda column: column.str.replace("|", r"\|", regex=False)
-                          if column.dtype == object or pd.api.types.is_string_dtype(column) else column)
-
-    def float_format(column: pd.Series) -> str:
-        if pd.api.types.is_float_dtype(column):
-            nonzero = column.abs()[column.abs() > 0]
-            if len(nonzero) and (nonzero < 0.5 * 10.0 ** -digits).all():
-                return f".{digits}g"
-        return f".{digits}f"
-
-    return escaped.to_markdown(index=False, floatfmt=[float_format(column) for _, column in table.items()])
 
 
 def show_table(table: pd.DataFrame, *, digits: int = 3):

@@ -70,6 +70,13 @@ def notebook_names() -> list[str]:
     return sorted(p.stem for p in NOTEBOOK_DIR.glob("[0-9][0-9]_*.py"))
 
 
+def study_notebooks() -> list[str]:
+    """The notebooks that are studies: each has its package (or module) under ``isolib/studies/`` and a record."""
+    studies = REPO_ROOT / "isolib" / "studies"
+    return [name for name in notebook_names() if (studies / name.split("_", 1)[1]).is_dir()
+            or (studies / f"{name.split('_', 1)[1]}.py").is_file()]
+
+
 def output_dir(notebook: str, profile: str) -> Path:
     """Where a run writes its figures and tables: ``figures/`` for full, ``build/`` otherwise."""
     if profile == "full":
@@ -517,7 +524,7 @@ def reproduce(profile: str, only: list[str] | None = None, *, store: bool = Fals
     if profile == "full" and not overrides:
         from isolib.findings import write_overview
 
-        print(f"wrote {write_overview(FIGURES_DIR).relative_to(REPO_ROOT)}", flush=True)
+        print(f"wrote {write_overview(FIGURES_DIR, study_notebooks()).relative_to(REPO_ROOT)}", flush=True)
     return results
 
 
@@ -530,14 +537,14 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
     (:func:`isolib.plotting.save_table`: three standard deviations of a row's replicates, half its
     interval, or an absolute number; read from the committed table by
     :func:`isolib.plotting.allowed_movement`); a column declared None (a measured time) is not
-    compared. The statuses of ``RESULTS.md`` must be equal, finding by finding: a number may move
+    compared. The statuses of the record (``results.json``) must be equal, finding by finding: a number may move
     within its tolerance, a verdict never. Figures are not compared (their pixels change with
     library versions; their numbers are in the tables).
     """
     import numpy as np
     import pandas as pd
 
-    from isolib.findings import read_results
+    from isolib.findings import RECORD_FILE, read_record
     from isolib.plotting import allowed_movement, table_tolerances
 
     declared = {**table_tolerances(fresh), **table_tolerances(committed)}
@@ -571,13 +578,13 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
                 row = int(np.flatnonzero(~close)[0])
                 differences.append(f"{path.name}: column {column} differs in {int((~close).sum())} row(s), first "
                                    f"row {row}: {a.iloc[row]!r} committed, {b.iloc[row]!r} now.")
-    if (committed / "RESULTS.md").exists():
-        old_statuses = list(read_results(committed / "RESULTS.md").every_status)
-        new_statuses = list(read_results(fresh / "RESULTS.md").every_status) if (fresh / "RESULTS.md").exists() else []
+    if (committed / RECORD_FILE).exists():
+        old_statuses = read_record(committed).every_status
+        new_statuses = read_record(fresh).every_status if (fresh / RECORD_FILE).exists() else []
         if old_statuses != new_statuses:
-            changed = [f"finding {i + 1}: {a} -> {b}" for i, (a, b) in enumerate(zip(old_statuses, new_statuses))
+            changed = [f"{claim} ({model}): {a} -> {b}" for (claim, model, a), (_, _, b) in zip(old_statuses, new_statuses)
                        if a != b]
-            differences.append(f"RESULTS.md: statuses differ ({len(old_statuses)} findings committed, "
+            differences.append(f"{RECORD_FILE}: statuses differ ({len(old_statuses)} findings committed, "
                                f"{len(new_statuses)} now; " + ("; ".join(changed) or "a finding added or removed")
                                + ").")
     return differences

@@ -120,7 +120,7 @@ def test_compare_outputs_passes_a_copy_and_names_each_altered_result(tmp_path):
     committed, fresh = tmp_path / "committed", tmp_path / "fresh"
     for folder in (committed, fresh):
         folder.mkdir()
-        for path in [*source.glob("*.csv"), source / "RESULTS.md"]:
+        for path in [*source.glob("*.csv"), source / "results.json"]:
             shutil.copy(path, folder / path.name)
     assert compare_outputs(committed, fresh) == []
     table = sorted(fresh.glob("*.csv"))[0]
@@ -133,9 +133,9 @@ def test_compare_outputs_passes_a_copy_and_names_each_altered_result(tmp_path):
     frame.to_csv(table, index=False)
     differences = compare_outputs(committed, fresh)
     assert len(differences) == 1 and differences[0].startswith(f"{table.name}: column {column} differs in 1 row(s)")
-    results = fresh / "RESULTS.md"
-    results.write_text(re.sub(r"\| reproduced +\|", "| not reproduced |", results.read_text(), count=1))
-    assert "RESULTS.md: statuses differ" in compare_outputs(committed, fresh)[-1]
+    results = fresh / "results.json"
+    results.write_text(results.read_text().replace('"status": "reproduced"', '"status": "not reproduced"', 1))
+    assert "results.json: statuses differ" in compare_outputs(committed, fresh)[-1]
     (fresh / table.name).unlink()
     assert f"{table.name}: missing from the new run." in compare_outputs(committed, fresh)
 
@@ -176,8 +176,8 @@ def test_a_number_may_move_within_the_spread_its_table_declares_and_a_status_nev
     assert compare_outputs(committed, fresh)[0].startswith("finetune.csv: column accuracy differs in 1 row(s)")
     # Within the spread, but the verdict changes: a difference.
     run(fresh, [0.62, 0.64], -0.1)
-    assert compare_outputs(committed, fresh) == ["RESULTS.md: statuses differ (1 findings committed, 1 now; "
-                                                 "finding 1: reproduced -> not reproduced)."]
+    assert compare_outputs(committed, fresh) == ["results.json: statuses differ (1 findings committed, 1 now; "
+                                                 "test: It learns (m): reproduced -> not reproduced)."]
 
 
 def test_a_restart_may_move_within_the_spread_of_its_own_group_not_of_the_whole_table(tmp_path):

@@ -22,7 +22,8 @@ from isolib.findings import (
     judge_decoder_views,
     not_comparable,
     overview_text,
-    read_results,
+    read_record,
+    results_page,
     sign,
     spearman,
     threshold,
@@ -32,6 +33,7 @@ from isolib.findings import (
     write_overview,
     write_results,
 )
+from isolib.views import View
 
 
 # A test with a stated control, for the rules' tests.
@@ -380,31 +382,39 @@ def test_results_round_trip(tmp_path):
     assert ("**Summary:** Tests: 2 reproduced, 0 borderline, 1 not reproduced, 1 not comparable; checks: 1 passed, "
             "0 failed, 0 not comparable.") in text
     assert text.index("## Tests") < text.index("## Beside the tests") < text.index("## Checks")
-    results = read_results(path)
-    assert results.title == "Study: results" and results.citation == "A. B. (2020)"
-    assert results.headlines == [r"Anisotropy | everywhere: minilm reproduced; mpnet not reproduced"]
-    assert list(results.counts) == [2, 0, 1, 1] and list(results.counts.index) == list(STATUSES)
-    assert list(results.check_counts) == [1, 0, 0] and list(results.beside) == ["reproduced"]
-    assert results.every_status == ["reproduced", "not reproduced", "reproduced", "not comparable",
-                                    "beside: reproduced", "check: passed"]
+    record = read_record(path.parent)
+    assert record.title == "Study: results" and record.citation == "A. B. (2020)" and record.notes == ("A note.",)
+    assert record.findings == tuple(FINDINGS), "the record keeps every field of every finding"
+    assert results_page(record) == text, "the page is rendered from the record"
+    assert list(record.counts) == [2, 0, 1, 1] and list(record.counts.index) == list(STATUSES)
+    assert list(record.check_counts) == [1, 0, 0]
+    assert [status for _, _, status in record.every_status] == [
+        "reproduced", "not reproduced", "reproduced", "not comparable", "passed", "reproduced"]
     with pytest.raises(ValueError, match="no findings"):
         write_results([], tmp_path / "empty.md", title="t", citation="c", models="m")
 
 
-def test_read_results_rejects_a_page_it_did_not_write(tmp_path):
-    (tmp_path / "RESULTS.md").write_text("# Old\n\n| a | b |\n")
-    with pytest.raises(ValueError, match="regenerate it"):
-        read_results(tmp_path / "RESULTS.md")
+def test_the_record_keeps_the_verdict_its_interval_and_the_range_of_a_threshold_of_ours(tmp_path):
+    verdict = bootstrap_threshold(np.linspace(0.2, 0.4, 50), np.mean, above=0.1, random_state=0)
+    finding = declare("High", "0.5", "smollm2 (start token)", "0.3", verdict, "reproduced if above 0.1.",
+                      kind="test", control="0.1", threshold_ours=True, sampling_unit="word types")
+    write_results([finding], tmp_path / "RESULTS.md", title="t", citation="c", models="m")
+    kept = read_record(tmp_path).findings[0]
+    assert kept == finding and kept.value == pytest.approx(0.3) and kept.interval[0] > 0.1
+    assert kept.status_range == (-np.inf, kept.interval[0]) and kept.sampling_unit == "word types"
+    assert kept.view == View("smollm2", "start_token")
 
 
-def test_a_page_without_its_checks_section_is_rejected(tmp_path):
-    # The page's format before findings had kinds: tests and checks in one table.
-    (tmp_path / "RESULTS.md").write_text(
-        "# Old: results\n\n**Study:** A (2019)\n\n**Models:** minilm\n\n## Headline findings\n\n- C: minilm reproduced"
-        "\n\n## Findings and reference numbers\n\n| finding | paper | model | this run | status | rule |\n"
-        "|:--|:--|:--|:--|:--|:--|\n| C | p | minilm | 1 | reproduced | r |\n")
-    with pytest.raises(ValueError, match="lacks its headline, tests or checks section"):
-        read_results(tmp_path / "RESULTS.md")
+@pytest.mark.parametrize("content, problem", [
+    (None, "is missing"), ("{", "cannot be read"), ('{"format": 0}', "not a results record"),
+    ('{"format": 1, "title": "t"}', "malformed record"),
+])
+def test_a_damaged_record_is_refused_in_one_sentence_naming_it(tmp_path, content, problem):
+    if content is not None:
+        (tmp_path / "results.json").write_text(content)
+    with pytest.raises(ValueError, match=problem) as error:
+        read_record(tmp_path)
+    assert str(tmp_path / "results.json") in str(error.value)
 
 
 def test_overview_counts_come_from_the_results_pages(tmp_path):
@@ -412,11 +422,15 @@ def test_overview_counts_come_from_the_results_pages(tmp_path):
     (tmp_path / "01_a_study" / "fig1.png").write_bytes(b"png")
     (tmp_path / "00_quickstart").mkdir()
     (tmp_path / "00_quickstart" / "plot.png").write_bytes(b"png")
-    text = write_overview(tmp_path).read_text()
+    text = write_overview(tmp_path, ["01_a_study"]).read_text()
     assert "| [01_a_study](#01_a_study) | 2 | 0 | 1 | 1 | 1 / 0 | [RESULTS.md](01_a_study/RESULTS.md) |" in text
     assert '<img src="01_a_study/fig1.png"' in text and '<img src="00_quickstart/plot.png"' in text
     assert "- Anisotropy | everywhere: minilm reproduced; mpnet not reproduced" in text
     assert text.index("## 00_quickstart") < text.index("## 01_a_study")
+    # A study without its record is an error naming the file, never "not a study".
+    (tmp_path / "01_a_study" / "results.json").unlink()
+    with pytest.raises(ValueError, match="results.json is missing"):
+        write_overview(tmp_path, ["01_a_study"])
 
 
 def test_findings_table_has_the_results_columns():

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from isolib import runner
-from isolib.findings import overview_text, read_results
+from isolib.findings import overview_text, read_record
 
 PACKAGE = runner.REPO_ROOT / "isolib"
 STUDIES = PACKAGE / "studies"
@@ -63,20 +63,26 @@ def test_the_overview_is_generated_from_the_committed_results():
     committed = runner.FIGURES_DIR / "README.md"
     assert committed.exists(), "run `python -m isolib overview` to write figures/README.md"
     text = committed.read_text()
-    assert text == overview_text(runner.FIGURES_DIR), "figures/README.md is stale: run `python -m isolib overview`"
-    pages = sorted(runner.FIGURES_DIR.glob("*/RESULTS.md"))
-    assert pages, "no committed RESULTS.md"
-    for page in pages:
-        results = read_results(page)
-        folder = page.parent.name
-        assert f"| [{folder}](#{folder}) | " + " | ".join(map(str, results.counts)) in text
+    assert text == overview_text(runner.FIGURES_DIR, runner.study_notebooks()), (
+        "figures/README.md is stale: run `python -m isolib overview`")
+    for name in runner.study_notebooks():
+        record = read_record(runner.FIGURES_DIR / name)
+        assert f"| [{name}](#{name}) | " + " | ".join(map(str, record.counts)) in text
 
 
-@pytest.mark.parametrize("page", sorted(runner.FIGURES_DIR.glob("*/RESULTS.md")), ids=lambda p: p.parent.name)
-def test_every_committed_results_page_sorts_tests_from_checks(page):
-    results = read_results(page)  # raises for a page without its tests and checks sections
-    if "smollm2" in results.models:
-        assert "SmolLM2-135M-Instruct" in results.models
+def test_the_studies_are_the_notebooks_with_a_study_package():
+    assert set(runner.study_notebooks()) == set(runner.notebook_names()) - NOT_STUDIES
+
+
+@pytest.mark.parametrize("name", sorted(set(runner.notebook_names()) - NOT_STUDIES))
+def test_every_committed_results_page_is_rendered_from_its_record(name):
+    from isolib.findings import results_page
+
+    record = read_record(runner.FIGURES_DIR / name)  # raises for a missing or malformed record
+    assert (runner.FIGURES_DIR / name / "RESULTS.md").read_text() == results_page(record), (
+        f"figures/{name}/RESULTS.md is not the page of its results.json")
+    if "smollm2" in record.models:
+        assert "SmolLM2-135M-Instruct" in record.models
 
 
 def _calls(path: Path, names: set[str]):

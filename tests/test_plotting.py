@@ -72,7 +72,7 @@ def test_an_interval_allows_half_its_width_and_a_number_itself():
 
 
 def test_markdown_cells_escape_pipes():
-    from isolib.plotting import markdown_table
+    from isolib.markdown import markdown_table
 
     text = markdown_table(pd.DataFrame({"rule": ["|x| < 0.05"], "value": [0.5]}))
     assert r"\|x\| < 0.05" in text
@@ -80,7 +80,7 @@ def test_markdown_cells_escape_pipes():
 
 
 def test_markdown_rounds_floats_but_never_prints_small_values_as_zeros():
-    from isolib.plotting import markdown_table
+    from isolib.markdown import markdown_table
 
     table = pd.DataFrame({"lr": [2e-5, 1e-4], "accuracy": [0.56321, 0.0], "i_w": [0.85, 1e-20]})
     rows = [line.split("|")[1:-1] for line in markdown_table(table).splitlines()[2:]]

@@ -1,0 +1,238 @@
+"""Reports: the findings as tables and sentences, ``RESULTS.md``, and ``figures/README.md``.
+
+Every page is rendered from the record (:mod:`isolib.findings.record`): :func:`write_results` writes a
+study's ``results.json`` and renders its ``RESULTS.md`` from it; :func:`write_overview` writes
+``figures/README.md`` (what reproduces, study by study, counting tests only) from every study's
+``results.json``. No page is ever parsed back.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from isolib.findings.record import (
+    CHECK_STATUSES,
+    KIND_MEANINGS,
+    STATUS_MEANINGS,
+    STATUSES,
+    Finding,
+    Record,
+    read_record,
+    write_record,
+)
+from isolib.markdown import markdown_table
+
+_HEADLINE_HEADING = "## Headline findings"
+_TESTS_HEADING = "## Tests: the paper's claims"
+_BESIDE_HEADING = "## Beside the tests: the paper's procedure on a decoder (not counted)"
+_CHECKS_HEADING = "## Checks: bookkeeping and properties true by construction (not counted)"
+_COLUMNS = ["finding", "paper", "model", "this run", "status", "control", "rule"]
+_CHECK_COLUMNS = ["finding", "expected", "model", "this run", "status", "rule"]
+
+
+def findings_table(findings: Sequence[Finding]) -> pd.DataFrame:
+    """The findings as a table, one row each: ``finding``, ``paper``, ``model``, ``this run``, ``kind``,
+    ``status``, ``control``, ``rule`` (a note such as :data:`SINK_ARTEFACT` follows the status)."""
+    rows = [{"finding": f.finding, "paper": f.paper, "model": f.model if f.counted else f"{f.model} (beside, not counted)",
+             "this run": f.ours, "kind": f.kind, "status": f.status + (f" ({f.note})" if f.note else ""),
+             "control": f.control, "rule": f.rule} for f in findings]
+    return pd.DataFrame(rows, columns=["finding", "paper", "model", "this run", "kind", "status", "control", "rule"])
+
+
+def count_line(findings: Sequence[Finding]) -> str:
+    """The counts a notebook prints: counted tests by status, then checks by status."""
+    tests = pd.Series([f.status for f in findings if f.kind == "test" and f.counted], dtype=object)
+    checks = pd.Series([f.status for f in findings if f.kind == "check"], dtype=object)
+    return ("Tests: " + ", ".join(f"{(tests == status).sum()} {status}" for status in STATUSES)
+            + "; checks: " + ", ".join(f"{(checks == status).sum()} {status}" for status in CHECK_STATUSES) + ".")
+
+
+def verdicts(findings: Sequence[Finding], claims: Sequence[str] | None = None, *, values: bool = True) -> str:
+    """"This run:" sentences for the findings a figure shows: per claim, the paper's value and each model's verdict.
+
+    Parameters
+    ----------
+    findings : sequence of Finding
+    claims : sequence of str, optional
+        Keep the findings whose claim starts with one of these (all when None).
+    values : bool
+        Give this run's value after each verdict. False leaves it out: for a line that nbval checks when
+        the value moves between machines more than its printed digits (the verdict does not).
+
+    Returns
+    -------
+    str
+        One line per claim, e.g. ``This run: The silhouette rises (paper: rises in every setup):
+        reproduced on (i) polarity (0.05 -> 0.41); not reproduced on ...``; a check reads ``Check:
+        ... (expected: ...): passed ...``; a row beside the counted one (the paper's procedure on a
+        decoder) says so. The rule that decided it is on the claim's line of ``RESULTS.md``.
+    """
+    chosen = [f for f in findings if claims is None or any(f.finding.startswith(claim) for claim in claims)]
+    if not chosen:
+        raise ValueError(f"No finding's claim starts with any of {list(claims or [])}.")
+    grouped: dict[tuple[str, str, str], list[Finding]] = {}
+    for finding in chosen:
+        grouped.setdefault((finding.kind, finding.finding, finding.paper), []).append(finding)
+    lines = []
+    for (kind, claim, paper), rows in grouped.items():
+        judged = "; ".join(f.status + (f" on {f.model}" if f.model != "-" else "")
+                           + ("" if f.counted else " (the paper's procedure, not counted)")
+                           + (f" ({f.ours})" if values and f.ours != "-" else "")
+                           + (f", {f.note}" if f.note else "") + _reason(f) for f in rows)
+        lead, given = ("This run", "paper") if kind == "test" else ("Check", "expected")
+        lines.append(f"{lead}: {claim} ({given}: {paper}): {judged}.")
+    return "\n".join(lines)
+
+
+def _reason(finding: Finding) -> str:
+    """" because ..." for a finding that is not comparable for a stated reason (not for a rule that could not apply)."""
+    rule = finding.rule.rstrip(".")
+    if finding.status != "not comparable" or rule.lower().startswith(("reproduced if", "passed if")):
+        return ""
+    # "Not run ..." reads "because not run ...", but a name such as "GPT-2 ..." keeps its capitals.
+    return " because " + (rule[0].lower() + rule[1:] if rule[1:2].islower() else rule)
+
+
+def _headline_lines(findings: Sequence[Finding]) -> list[str]:
+    """One bullet per headline claim: its status on every model it was tested on (counted tests only)."""
+    claims: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.headline and finding.kind == "test" and finding.counted:
+            claims.setdefault(finding.finding, []).append(finding)
+    return [f"- {claim}: " + "; ".join(f"{f.model} {f.status}" + (f" ({f.note})" if f.note else "") for f in rows)
+            for claim, rows in claims.items()]
+
+
+def _section(heading: str, findings: Sequence[Finding], columns: list[str], empty: str) -> list[str]:
+    table = findings_table(findings).drop(columns="kind")
+    if columns is _CHECK_COLUMNS:
+        table = table.drop(columns="control")
+    table = table.set_axis(columns, axis=1)
+    return [heading, "", markdown_table(table) if findings else empty, ""]
+
+
+def results_page(record: Record) -> str:
+    """``RESULTS.md`` of a record: what was run, the headline findings, the tests, the rows beside them, the checks.
+
+    Tests and checks are written in sections of their own; only the counted tests make the
+    headline and the summary's count of reproductions. Every page has a Checks section, empty or not.
+    """
+    findings = record.findings
+    tests = [f for f in findings if f.kind == "test" and f.counted]
+    beside = [f for f in findings if f.kind == "test" and not f.counted]
+    checks = [f for f in findings if f.kind == "check"]
+    lines = [f"# {record.title}", "", f"**Study:** {record.citation}", "", f"**Models:** {record.models}", "",
+             *[line for note in record.notes for line in (note, "")],
+             _HEADLINE_HEADING, "", *_headline_lines(findings), "",
+             *_section(_TESTS_HEADING, tests, _COLUMNS, "No test is declared."),
+             *(_section(_BESIDE_HEADING, beside, _COLUMNS, "") if beside else []),
+             *_section(_CHECKS_HEADING, checks, _CHECK_COLUMNS, "No check is declared."),
+             "**Summary:** " + count_line(findings), "",
+             "**Statuses:** " + "; ".join(f"*{status}*: {meaning}" for status, meaning in STATUS_MEANINGS.items())
+             + ".", "",
+             "**Kinds:** " + "; ".join(f"*{kind}*: {meaning}" for kind, meaning in KIND_MEANINGS.items()) + ".", ""]
+    return "\n".join(lines)
+
+
+def write_results(findings: Sequence[Finding], path: str | Path, *, title: str, citation: str, models: str,
+                  notes: Sequence[str] = ()) -> Path:
+    """Write the study's record, ``results.json``, and ``RESULTS.md`` rendered from it, in ``path``'s folder.
+
+    Parameters
+    ----------
+    findings : sequence of Finding
+    path : str or Path
+        ``RESULTS.md`` to write (its folder is created; ``results.json`` goes beside it).
+    title : str
+        First heading.
+    citation : str
+        The study's reference (authors, year, title, venue).
+    models : str
+        The models run and which paper model each stands in for.
+    notes : sequence of str
+        Paragraphs written under the title (the profile, wall time, memory ...).
+
+    Returns
+    -------
+    Path
+        The ``RESULTS.md`` written.
+    """
+    if not findings:
+        raise ValueError("there are no findings to write.")
+    path = Path(path)
+    record = Record(title, citation, models, tuple(notes), tuple(findings))
+    write_record(record, path.parent)
+    path.write_text(results_page(record))
+    return path
+
+
+def overview_text(figures_dir: str | Path, studies: Sequence[str], *, thumbnail_width: int = 220) -> str:
+    """``figures/README.md``: what reproduces, study by study, read from each study's ``results.json``.
+
+    One section per folder of ``figures_dir`` (in name order): for a study, its title, citation,
+    models, the count of its tests by status and of its checks, its headline findings, a link to its
+    ``RESULTS.md``; for every folder, a thumbnail linking to each PNG figure. Only tests are counted as
+    reproductions.
+
+    Parameters
+    ----------
+    figures_dir : str or Path
+        The committed ``figures/`` folder.
+    studies : sequence of str
+        The folders that hold a study (every one must have its ``results.json``; the others hold no findings).
+    thumbnail_width : int
+        Width in pixels of each thumbnail.
+
+    Returns
+    -------
+    str
+    """
+    figures_dir = Path(figures_dir)
+    lines = ["# What reproduces", "",
+             "Generated by `python -m isolib reproduce --profile full` (or `python -m isolib overview`) from the "
+             "committed `results.json` of each study; do not edit by hand. Every count and status below is read "
+             "from those records, which the latest `full` run wrote. Only *tests* (claims of a paper that the data "
+             "could refute) are counted; *checks* (bookkeeping, properties true by construction) are listed "
+             "apart.", "",
+             "| study | " + " | ".join(STATUSES) + " | checks passed / failed | results |",
+             "|---|" + "---:|" * len(STATUSES) + "---:|---|"]
+    sections = []
+    for folder in sorted(p for p in figures_dir.iterdir() if p.is_dir()):
+        figures = sorted(folder.glob("*.png"))
+        section = [f"## {folder.name}", ""]
+        if folder.name in studies:
+            results = read_record(folder)
+            counts, checks = results.counts, results.check_counts
+            checked = f"{checks['passed']} / {checks['failed']}"
+            lines.append(f"| [{folder.name}](#{folder.name}) | "
+                         + " | ".join(str(counts[status]) for status in STATUSES)
+                         + f" | {checked} | [RESULTS.md]({folder.name}/RESULTS.md) |")
+            section += [f"**{results.title}**", "", f"*Study:* {results.citation}", "",
+                        f"*Models:* {results.models}", "",
+                        "*Tests:* " + ", ".join(f"{counts[status]} {status}" for status in STATUSES)
+                        + f" ([RESULTS.md]({folder.name}/RESULTS.md)).", "",
+                        "*Checks:* " + ", ".join(f"{checks[status]} {status}" for status in CHECK_STATUSES) + ".", ""]
+            headlines = _headline_lines(results.findings)
+            if headlines:
+                section += ["*Headline findings:*", "", *headlines, ""]
+        else:
+            section += ["No findings are declared for this notebook (it is not a study).", ""]
+        if figures:
+            section += [" ".join(f'<a href="{folder.name}/{png.name}"><img src="{folder.name}/{png.name}" '
+                                 f'width="{thumbnail_width}" alt="{png.stem}"></a>' for png in figures), ""]
+        sections += section
+    return "\n".join([*lines, "", *sections])
+
+
+def write_overview(figures_dir: str | Path, studies: Sequence[str]) -> Path:
+    """Write :func:`overview_text` of ``figures_dir`` to ``<figures_dir>/README.md``; return its path."""
+    path = Path(figures_dir) / "README.md"
+    # Written aside and renamed: two notebooks finishing together (make -j2 figures) never interleave.
+    partial = path.with_name(f".README.md.{os.getpid()}")
+    partial.write_text(overview_text(figures_dir, studies))
+    os.replace(partial, path)
+    return path
