@@ -1,5 +1,5 @@
-"""``python -m isolib``: data fetch/verify, reproduce, check the committed figures, student copies, the embedding
-cache, and the overview."""
+"""``python -m isolib``: data fetch/verify, reproduce, check the committed figures, judge stored evidence, student
+copies, the embedding cache, and the overview."""
 
 from __future__ import annotations
 
@@ -45,6 +45,26 @@ def _check_figures(args) -> int:
     print(f"{args.notebook}: " + (f"{len(differences)} difference(s) from {where}" if differences else
                                   f"tables within rtol {args.rtol:g}, atol {args.atol:g} and statuses equal to {where}"))
     return 1 if differences else 0
+
+
+def _judge(args) -> int:
+    import time
+
+    from isolib import studies
+    from isolib.evidence import judge
+    from isolib.findings import count_line, write_overview
+    from isolib.runner import FIGURES_DIR, output_dir, study_notebooks
+
+    for notebook in args.notebook or study_notebooks():
+        if notebook not in study_notebooks():
+            raise ValueError(f"{notebook} is not a study; the studies are: {', '.join(study_notebooks())}.")
+        folder = output_dir(notebook, args.profile)
+        start = time.perf_counter()
+        record = judge(folder, studies.part(notebook, "claims").record)
+        print(f"{notebook}: judged {folder} in {time.perf_counter() - start:.1f} s. {count_line(record.findings)}")
+    if args.profile == "full":
+        print(f"wrote {write_overview(FIGURES_DIR, study_notebooks())}")
+    return 0
 
 
 def _student(args) -> int:
@@ -127,11 +147,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_reproduce)
 
     check = commands.add_parser("check-figures", help="rerun a notebook's full profile into build/check/ and compare "
-                                "its tables and RESULTS.md statuses with the committed figures/ folder")
+                                "its tables and statuses (results.json) with the committed figures/ folder")
     check.add_argument("notebook", help="notebook name, e.g. 00_quickstart")
     check.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance on numbers (default 1e-4)")
     check.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance on numbers (default 1e-6)")
     check.set_defaults(func=_check_figures)
+
+    judge = commands.add_parser("judge", help="re-judge studies' claims from their stored evidence and rewrite their "
+                                "results.json and RESULTS.md (no model is loaded, nothing is recomputed)")
+    judge.add_argument("notebook", nargs="*", help="study notebooks, e.g. 04_mickus_isotropy_clusters (default: all)")
+    judge.add_argument("--profile", choices=("quick", "full", "paper"), default="full",
+                       help="whose evidence: full (default, the committed figures/ and figures/README.md), quick "
+                            "(build/quick/) or paper (build/paper/)")
+    judge.set_defaults(func=_judge)
 
     student = commands.add_parser("student", help="write the student copy of a study notebook, as nbgrader's "
                                   "generate_assignment releases it (default build/student/)")
@@ -151,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--dry-run", action="store_true", help="prune: list what would be deleted, delete nothing")
     cache.set_defaults(func=_cache)
 
-    overview = commands.add_parser("overview", help="regenerate figures/README.md from the committed RESULTS.md files "
+    overview = commands.add_parser("overview", help="regenerate figures/README.md from the committed results.json records "
                                    "(a full run does it too)")
     overview.set_defaults(func=_overview)
     return parser

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib
 import json
 import math
 import os
@@ -53,6 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
+from isolib import studies
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
@@ -71,10 +72,8 @@ def notebook_names() -> list[str]:
 
 
 def study_notebooks() -> list[str]:
-    """The notebooks that are studies: each has its package (or module) under ``isolib/studies/`` and a record."""
-    studies = REPO_ROOT / "isolib" / "studies"
-    return [name for name in notebook_names() if (studies / name.split("_", 1)[1]).is_dir()
-            or (studies / f"{name.split('_', 1)[1]}.py").is_file()]
+    """The notebooks that are studies (each has its package under ``isolib/studies/`` and a record)."""
+    return [name for name in notebook_names() if studies.is_study(name)]
 
 
 def output_dir(notebook: str, profile: str) -> Path:
@@ -163,11 +162,10 @@ def check_parameters(notebook: str, params: dict) -> None:
                              f"({declared[name].comment}); got {value!r}.")
         if numeric and not math.isfinite(value):
             raise ValueError(f"Notebook {notebook}: {name} must be a finite number; got {value!r}.")
-    module = f"isolib.studies.{notebook.split('_', 1)[1]}"
-    if importlib.util.find_spec(module) is None:  # 00_quickstart is no study
+    if not studies.is_study(notebook):  # 00_quickstart judges no claim
         return
     try:
-        importlib.import_module(module).check_parameters(
+        studies.part(notebook, "settings").check_parameters(
             {name: parameter.default for name, parameter in declared.items()} | params)
     except ValueError as error:
         raise ValueError(f"Notebook {notebook}: {error}") from None

@@ -68,6 +68,7 @@ from isolib.findings.report import (
     results_page,
     verdicts,
     write_overview,
+    write_pages,
     write_results,
 )
 from isolib.findings.rules import Verdict, all_of, sign, spearman, threshold, threshold_range, trend, within
@@ -79,5 +80,5 @@ __all__ = [
     "Finding", "declare", "not_comparable", "SINK_ARTEFACT", "combine_corpora", "judge_decoder_views",
     "Record", "read_record", "write_record",
     "PaperModel", "paper_counterpart", "models_line", "compare_reference",
-    "findings_table", "count_line", "verdicts", "results_page", "write_results", "overview_text", "write_overview",
+    "findings_table", "count_line", "verdicts", "results_page", "write_pages", "write_results", "overview_text", "write_overview",
 ]

@@ -138,36 +138,26 @@ def results_page(record: Record) -> str:
     return "\n".join(lines)
 
 
-def write_results(findings: Sequence[Finding], path: str | Path, *, title: str, citation: str, models: str,
-                  notes: Sequence[str] = ()) -> Path:
-    """Write the study's record, ``results.json``, and ``RESULTS.md`` rendered from it, in ``path``'s folder.
-
-    Parameters
-    ----------
-    findings : sequence of Finding
-    path : str or Path
-        ``RESULTS.md`` to write (its folder is created; ``results.json`` goes beside it).
-    title : str
-        First heading.
-    citation : str
-        The study's reference (authors, year, title, venue).
-    models : str
-        The models run and which paper model each stands in for.
-    notes : sequence of str
-        Paragraphs written under the title (the profile, wall time, memory ...).
+def write_pages(record: Record, folder: str | Path) -> Path:
+    """Write ``record`` as the study's ``results.json`` and ``RESULTS.md`` rendered from it, in ``folder``.
 
     Returns
     -------
     Path
         The ``RESULTS.md`` written.
     """
-    if not findings:
+    if not record.findings:
         raise ValueError("there are no findings to write.")
-    path = Path(path)
-    record = Record(title, citation, models, tuple(notes), tuple(findings))
-    write_record(record, path.parent)
+    write_record(record, folder)
+    path = Path(folder) / "RESULTS.md"
     path.write_text(results_page(record))
     return path
+
+
+def write_results(findings: Sequence[Finding], path: str | Path, *, title: str, citation: str, models: str,
+                  notes: Sequence[str] = ()) -> Path:
+    """:func:`write_pages` of the :class:`Record` of ``findings``, in the folder of ``path`` (a ``RESULTS.md``)."""
+    return write_pages(Record(title, citation, models, tuple(notes), tuple(findings)), Path(path).parent)
 
 
 def overview_text(figures_dir: str | Path, studies: Sequence[str], *, thumbnail_width: int = 220) -> str:
