@@ -28,13 +28,15 @@ smollm2      HuggingFaceTB/SmolLM2-135M-Instruct (GGUF)  Llama decoder, 576-d   
 glove-50d    GloVe 6B, 400k words                        static vectors, 50-d   --
 ===========  ==========================================  =====================  =======
 
-Any other name is treated as a Hugging Face Hub id and loaded with
-``AutoModel.from_pretrained`` (never with ``trust_remote_code``).
+Any other name is a local folder written by ``save_pretrained`` when such a folder exists,
+else a Hugging Face Hub id; either is loaded with ``AutoModel.from_pretrained`` (never with
+``trust_remote_code``).
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.metadata
 import importlib.util
 import json
@@ -43,6 +45,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,8 +166,10 @@ def _package_dir(distribution: str, top_level: str) -> Path:
 def fingerprint(name: str, revision: str = "main") -> str:
     """A string that changes whenever the weights behind ``name`` change.
 
-    Offline models: their packages' names and versions. Hub ids: ``id@revision``
-    (pin ``revision`` to a commit hash for a cache that can never go stale).
+    Offline models: their packages' names and versions. A local folder: ``sha256:`` and the digest
+    of its files (:func:`_folder_digest`), whatever path reaches it. Hub ids: ``id@commit`` where
+    the local Hugging Face cache resolves ``revision`` to a commit, else ``id@revision`` (pin
+    ``revision`` to a commit hash for a cache that can never go stale).
     """
     if name in OFFLINE_MODELS:
         versions = []
@@ -176,7 +181,60 @@ def fingerprint(name: str, revision: str = "main") -> str:
                     f"The offline model package '{package}' is not installed; run `make setup`."
                 ) from None
         return ";".join(versions)
-    return f"{name}@{revision}"
+    folder = _local_folder(name)
+    if folder is not None:
+        return f"sha256:{_folder_digest(folder)}"
+    return f"{name}@{_cached_commit(name, revision) or revision}"
+
+
+def _local_folder(name: str) -> Path | None:
+    """The folder ``name`` names when it is not an offline model and such a folder exists, else None (a Hub id)."""
+    return None if name in OFFLINE_MODELS or not Path(name).is_dir() else Path(name)
+
+
+def _folder_digest(folder: Path) -> str:
+    """SHA-256 over the name and content of each file at the top of ``folder``, hidden files aside.
+
+    Those are the files ``from_pretrained`` reads (configuration, tokenizer, weights); subfolders,
+    such as a trainer's checkpoints, are not read by it and not hashed.
+    """
+    digest = hashlib.sha256()
+    for path in sorted(path for path in folder.iterdir() if path.is_file() and not path.name.startswith(".")):
+        name = path.name.encode("utf-8")
+        digest.update(len(name).to_bytes(8, "little"))  # each name behind its length: no separator to forge
+        digest.update(name)
+        digest.update(_file_digest(path).encode())
+    return digest.hexdigest()
+
+
+# SHA-256 of files already read in this process, by (path, size, inode, mtime, ctime).
+_FILE_DIGESTS: dict[tuple, str] = {}
+
+
+def _file_digest(path: Path) -> str:
+    """SHA-256 of a file (:func:`isolib.cache.file_sha256`), remembered while its size, inode and times hold."""
+    from isolib.cache import file_sha256  # isolib.cache imports this module
+
+    stat = path.stat()
+    identity = (str(path.resolve()), stat.st_size, stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns)
+    if identity in _FILE_DIGESTS:
+        return _FILE_DIGESTS[identity]
+    started = time.time_ns()
+    digest = file_sha256(path)
+    # A file changed within a second of being read could change again without changing its times
+    # (their resolution is coarser than a write): such a digest is not remembered.
+    if started - stat.st_ctime_ns > 1_000_000_000:
+        _FILE_DIGESTS[identity] = digest
+    return digest
+
+
+def _cached_commit(name: str, revision: str) -> str | None:
+    """The commit ``revision`` of Hub id ``name`` resolves to in the local Hugging Face cache, None if not there."""
+    from huggingface_hub import try_to_load_from_cache
+
+    config = try_to_load_from_cache(name, "config.json", revision=revision)
+    # The cache holds each commit's files as snapshots/<commit>/<file>.
+    return Path(config).parent.name if isinstance(config, str) else None
 
 
 def _minilm_dir() -> Path:
@@ -297,8 +355,9 @@ def load_model(name: str, *, device: str = "cpu", revision: str = "main", progre
     Parameters
     ----------
     name : str
-        ``"minilm"``, ``"mpnet"``, ``"smollm2"``, or a Hugging Face Hub id such as
-        ``"bert-base-cased"`` (needs a network or a populated Hugging Face cache).
+        ``"minilm"``, ``"mpnet"``, ``"smollm2"``, a folder written by ``save_pretrained``, or a
+        Hugging Face Hub id such as ``"bert-base-cased"`` (needs a network or a populated Hugging
+        Face cache).
     device : str
         Torch device, e.g. ``"cpu"`` or ``"cuda"``.
     revision : str
@@ -309,7 +368,8 @@ def load_model(name: str, *, device: str = "cpu", revision: str = "main", progre
     Raises
     ------
     ModelError
-        For ``glove-50d`` (static: use :func:`load_static`), or a Hub id that cannot be loaded.
+        For ``glove-50d`` (static: use :func:`load_static`), a folder that cannot be loaded (the
+        message says why), or a Hub id that cannot be loaded.
     """
     import torch
     import transformers
@@ -323,6 +383,7 @@ def load_model(name: str, *, device: str = "cpu", revision: str = "main", progre
         transformers.logging.disable_progress_bar()
     logging.getLogger("transformers").setLevel(logging.ERROR)
     no_remote = {"trust_remote_code": False}
+    local = _local_folder(name)
     if name == "smollm2":
         folder = _smollm2_dir()
         tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, **no_remote)
@@ -336,6 +397,8 @@ def load_model(name: str, *, device: str = "cpu", revision: str = "main", progre
         folder = _minilm_dir() if name == "minilm" else _mpnet_dir()
         tokenizer = AutoTokenizer.from_pretrained(folder, **no_remote)
         model = AutoModel.from_pretrained(folder, **no_remote)
+    elif local is not None:
+        tokenizer, model = _load_folder(local)
     else:
         tokenizer, model = _load_from_hub(name, revision)
     if not getattr(tokenizer, "is_fast", False):
@@ -348,10 +411,12 @@ def load_model(name: str, *, device: str = "cpu", revision: str = "main", progre
     model.eval().to(device)
     kind = "decoder" if _is_causal(model) else "encoder"
     offline = OFFLINE_MODELS.get(name)
+    # A Hub id's weights are those of the commit just loaded (transformers records it in the config).
+    commit = None if offline or local is not None else getattr(model.config, "_commit_hash", None)
     return LoadedModel(
         name=name,
         checkpoint=offline.checkpoint if offline else name,
-        fingerprint=fingerprint(name, revision),
+        fingerprint=f"{name}@{commit}" if commit else fingerprint(name, revision),
         kind=kind,
         tokenizer=tokenizer,
         model=model,
@@ -425,8 +490,8 @@ def _sentence_model_dir(name: str, revision: str) -> Path:
         return _minilm_dir()
     if name == "mpnet":
         return _mpnet_dir()
-    if Path(name).is_dir():
-        return Path(name)
+    if (folder := _local_folder(name)) is not None:
+        return folder
     if name in OFFLINE_MODELS:
         raise ModelError(f"'{name}' is not a sentence-transformers model; sentence vectors are defined for "
                          "minilm, mpnet and sentence-transformers models from the Hub.")
@@ -434,6 +499,30 @@ def _sentence_model_dir(name: str, revision: str) -> Path:
 
     return Path(_from_hub(name, lambda local_only: snapshot_download(name, revision=revision,
                                                                      local_files_only=local_only)))
+
+
+def _load_folder(folder: Path):
+    """Tokenizer and model of a folder written by ``save_pretrained``, or one ModelError saying which file is wrong.
+
+    Never the Hub's message: a folder that exists is what the user meant, and only its files can be at fault.
+    """
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    if not (folder / "config.json").is_file():
+        raise ModelError(f"The folder {folder} holds no model: it has no config.json; name a folder written by "
+                         f"save_pretrained, a Hub id or an offline model ({offline_names()}).")
+
+    def read(what: str, load):
+        try:
+            return load(folder, trust_remote_code=False, local_files_only=True)
+        except Exception as error:  # each library fails its own way: OSError, SafetensorError, UnpicklingError, ...
+            cause = str(error).strip().splitlines()[0].rstrip(".") if str(error).strip() else "no message"
+            raise ModelError(f"The model in {folder} cannot be loaded: {what} could not be read "
+                             f"({type(error).__name__}: {cause}); save the model there again.") from error
+
+    config = read("its config.json", AutoConfig.from_pretrained)
+    tokenizer = read("its tokenizer files", AutoTokenizer.from_pretrained)
+    return tokenizer, read("its weights", functools.partial(AutoModel.from_pretrained, config=config))
 
 
 def _load_from_hub(name: str, revision: str):

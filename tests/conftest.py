@@ -73,7 +73,7 @@ def build_tiny_model(family: str, folder):
 
     Families: ``bert`` (WordPiece), ``distilbert`` (WordPiece), ``gpt2`` (byte-level BPE, no pad token),
     ``openai-gpt`` (BPE with ``</w>``, no special tokens at all), ``roberta`` (byte-level BPE, <s> ... </s>).
-    Loading ``str(folder)`` goes through the same code path as a Hub id.
+    Loading ``str(folder)`` reads it with ``from_pretrained``, as a Hub id's files are read.
     """
     import torch
     import transformers as tf

@@ -2,7 +2,7 @@
 
 BERT and DistilBERT (WordPiece), GPT-2 and RoBERTa (byte-level BPE) and OpenAI GPT (BPE with ``</w>``, no
 special tokens at all) are built from their ``transformers`` configurations with tokenizers trained on the
-fly (``conftest.build_tiny_model``), saved to a folder and loaded by its path: the code path of a Hub id.
+fly (``conftest.build_tiny_model``), saved to a folder and loaded by its path with ``from_pretrained``, as a Hub id is.
 """
 
 import numpy as np
