@@ -99,12 +99,12 @@ from isolib.cache import (
 )
 from isolib.errors import ModelError
 from isolib.models import LoadedModel, cache_root, fingerprint, load_model, resolve_layers
+from isolib.views import View
 
 # 2: manifests, the batching in the key, texts hashed with their lengths.
 CACHE_FORMAT = 2
 FIRST_POSITIONS = ("keep", "start_token", "drop")
 # How a view other than the papers' is labelled where models are named (tables, figures, RESULTS.md).
-VIEW_LABELS = {"keep": "", "start_token": " (start token)", "drop": " (position 0 dropped)"}
 TOKEN_COLUMNS = ("sentence_id", "position", "token", "word_id", "word", "is_special")
 DTYPES = ("float32", "float16")
 BATCH_SIZE = 32
@@ -225,17 +225,15 @@ def first_position_norm_ratio(embeddings: Embeddings) -> pd.Series:
     return pd.Series(ratios, name="first_position_norm_ratio").rename_axis("layer")
 
 
-def view_label(model: str, first_position: str) -> str:
+def view_label(model: str, first_position: str) -> str:  # TRANSITION: until every study names views by View
     """A model's name in one view of its first position: ``smollm2``, ``smollm2 (start token)`` ..."""
-    return model + VIEW_LABELS[first_position]
+    return View(model, first_position).label
 
 
-def split_view(label: str) -> tuple[str, str]:
+def split_view(label: str) -> tuple[str, str]:  # TRANSITION: until every study names views by View
     """``(model, first_position)`` of a label made by :func:`view_label`."""
-    for first_position, suffix in VIEW_LABELS.items():
-        if suffix and label.endswith(suffix):
-            return label[: -len(suffix)], first_position
-    return label, "keep"
+    view = View.parse(label)
+    return view.model, view.first_position
 
 
 def embed_views(model: str | LoadedModel, sentences: Sequence[str], *, views: Sequence[str] = ("start_token",),
