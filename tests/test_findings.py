@@ -456,3 +456,19 @@ def test_verdicts_say_per_claim_what_each_model_gives():
     assert verdicts([check]) == "Check: Table 1 count (expected: 11): passed (11)."
     beside = judge_decoder_views({"(i)": [findings[0]], "(i) (start token)": []})
     assert "reproduced on (i) (the paper's procedure, not counted)" in verdicts(beside)
+
+
+def test_the_overview_refuses_a_study_without_its_results_page(committed_figures):
+    from isolib.errors import ResultsError
+
+    assert "| [02_cai_clusters_manifolds](#02_cai_clusters_manifolds) |" in overview_text(committed_figures)
+    page = committed_figures / "02_cai_clusters_manifolds" / "RESULTS.md"
+    page.unlink()
+    with pytest.raises(ResultsError, match=f"^{page} is missing"):
+        overview_text(committed_figures)
+
+
+def test_an_empty_results_page_is_refused_in_one_sentence(tmp_path):
+    (tmp_path / "RESULTS.md").write_text("")
+    with pytest.raises(ValueError, match="RESULTS.md is empty; regenerate it"):
+        read_results(tmp_path / "RESULTS.md")
