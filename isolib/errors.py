@@ -15,3 +15,7 @@ class DataError(IsolibError):
 
 class ModelError(IsolibError):
     """A model name cannot be resolved or loaded, or a layer index is out of range."""
+
+
+class ResultsError(IsolibError):
+    """A committed result of a notebook (``figures/<notebook>/``) is missing, unreadable or inconsistent."""

@@ -82,15 +82,7 @@ def save_table(table: pd.DataFrame, output_dir: str | Path, name: str, *, digits
     csv, markdown = folder / f"{name}.csv", folder / f"{name}.md"
     declared = table_tolerances(folder)
     if tolerance:
-        named = set(tolerance)
-        for spec in tolerance.values():
-            if isinstance(spec, str):
-                named.add(spec)
-            elif isinstance(spec, dict):
-                named.update(*spec.values())
-        unknown = sorted(named - set(table.columns))
-        if unknown:
-            raise ValueError(f"the tolerance of table {name} names columns it does not have: {', '.join(unknown)}.")
+        check_tolerance(name, tolerance, table.columns)
         declared[name] = dict(tolerance)
     else:
         declared.pop(name, None)
@@ -113,16 +105,53 @@ def interval(low: str, high: str) -> dict[str, list[str]]:
     return {"interval": [low, high]}
 
 
-def allowed_movement(table: pd.DataFrame, column: str, spec: Tolerance) -> np.ndarray:
+def check_tolerance(name: str, tolerance: dict, columns) -> None:
+    """Refuse (ValueError, one sentence) a tolerance of table ``name`` that :func:`allowed_movement` cannot apply.
+
+    Each column's spec must be of a kind :func:`save_table` lists (a number finite and at least 0), and every
+    column named, its own and those its spec reads, must be among ``columns``.
+    """
+    for column, spec in tolerance.items():
+        read = _columns_read(spec)
+        if read is None:
+            raise ValueError(f"the tolerance of column {column} of table {name} is {spec!r}, none of replicates(...), "
+                             "interval(low, high), a column of standard deviations, a finite number of at least 0, "
+                             "or None.")
+        unknown = [other for other in dict.fromkeys([column, *read]) if other not in set(columns)]
+        if unknown:
+            raise ValueError(f"the tolerance of column {column} of table {name} names columns it does not have: "
+                             f"{', '.join(unknown)}.")
+
+
+def _columns_read(spec) -> list | None:
+    """The columns a tolerance reads its spread from; None for a spec of no kind :func:`save_table` lists."""
+    if spec is None or (isinstance(spec, (int, float)) and not isinstance(spec, bool) and 0 <= spec < np.inf):
+        return []
+    if isinstance(spec, str):
+        return [spec]
+    if isinstance(spec, dict) and len(spec) == 1:
+        (kind, read), = spec.items()
+        if (kind in ("replicates", "interval") and isinstance(read, list) and read
+                and all(isinstance(column, str) for column in read) and (kind == "replicates" or len(read) == 2)):
+            return read
+    return None
+
+
+def allowed_movement(table: pd.DataFrame, column: str, spec: Tolerance,
+                     fresh: pd.DataFrame | None = None) -> np.ndarray:
     """How far each row's ``column`` may move under the tolerance ``spec`` (:func:`save_table`).
 
     Parameters
     ----------
     table : pandas.DataFrame
-        The committed table: the spread is read from it, not from the run being checked.
+        The committed table: the spread is read from it.
     column : str
     spec : float, str or dict
         As in :func:`save_table` (not None).
+    fresh : pandas.DataFrame, optional
+        The run being checked, with the same rows: each row may then move by the smaller of what the two
+        tables allow, so that no value widens its own tolerance (a committed inertia cut from 3,720,406.5
+        to 372 spreads its restarts by millions; the new run's restarts do not).
 
     Returns
     -------
@@ -137,7 +166,14 @@ def allowed_movement(table: pd.DataFrame, column: str, spec: Tolerance) -> np.nd
     centroids broken the other way): a group's spread is therefore at least the median spread of the
     column's groups (of the column's rows, for a column of standard deviations), never the widest
     one, which would let a quiet row move as far as the noisiest.
+
+    The smaller of the two runs' spreads, not the committed group's without the compared row: a
+    restart apart from siblings that agree keeps the spread its group shows in both runs, where
+    leaving it out would leave it the median floor alone; and a column of spreads or an interval,
+    which has no row to leave out, is bounded the same way.
     """
+    if fresh is not None:
+        return np.fmin(allowed_movement(table, column, spec), allowed_movement(fresh, column, spec))
     if isinstance(spec, dict) and "replicates" in spec:
         groups = table.groupby(spec["replicates"], sort=False, dropna=False)[column]
         return _at_least_median(groups.transform("std").to_numpy(float), groups.std().to_numpy(float))
@@ -158,9 +194,25 @@ def _at_least_median(row_spreads: np.ndarray, spreads: np.ndarray) -> np.ndarray
 
 
 def table_tolerances(folder: str | Path) -> dict[str, dict[str, Tolerance]]:
-    """The tolerances the tables of ``folder`` declared (:func:`save_table`), by table name; {} if none."""
+    """The tolerances the tables of ``folder`` declared (:func:`save_table`), by table name; {} if none.
+
+    Raises
+    ------
+    ValueError
+        If ``tolerances.json`` is not JSON mapping table names to their columns' tolerances.
+    """
     path = Path(folder) / TOLERANCES_FILE
-    return json.loads(path.read_text()) if path.exists() else {}
+    if not path.exists():
+        return {}
+    try:
+        declared = json.loads(path.read_text())
+    except ValueError as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise ValueError(f"{path} cannot be read as JSON ({error}); restore it, or rerun the notebook that saves "
+                         "its tables.") from None
+    if not (isinstance(declared, dict) and all(isinstance(columns, dict) for columns in declared.values())):
+        raise ValueError(f"{path} does not map table names to their columns' tolerances; restore it, or rerun the "
+                         "notebook that saves its tables.")
+    return declared
 
 
 def show_table(table: pd.DataFrame, *, digits: int = 3):

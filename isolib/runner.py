@@ -533,11 +533,12 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
     cells equal, numbers within ``|a - b| <= atol + rtol * |b|`` (NaN equals NaN), or within the
     tolerance the table declares for a column from its own variability when that is larger
     (:func:`isolib.plotting.save_table`: three standard deviations of a row's replicates, half its
-    interval, or an absolute number; read from the committed table by
-    :func:`isolib.plotting.allowed_movement`); a column declared None (a measured time) is not
-    compared. The statuses of the record (``results.json``) must be equal, finding by finding: a number may move
-    within its tolerance, a verdict never. Figures are not compared (their pixels change with
-    library versions; their numbers are in the tables).
+    interval, or an absolute number; the smaller of what the committed and the new table allow, by
+    :func:`isolib.plotting.allowed_movement`, so that no value widens its own tolerance); a column
+    declared None (a measured time) is not compared. The statuses of the record (``results.json``) must be
+    equal, finding by finding: a number may move within its tolerance, a verdict never; a record missing from
+    ``committed`` where the new run wrote one is a difference. Figures are not compared (their pixels
+    change with library versions; their numbers are in the tables).
     """
     import numpy as np
     import pandas as pd
@@ -568,15 +569,17 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
                     continue
                 close = np.isclose(b.to_numpy(float), a.to_numpy(float), rtol=rtol, atol=atol, equal_nan=True)
                 if column in tolerances:
-                    close |= np.abs(b.to_numpy(float) - a.to_numpy(float)) <= allowed_movement(old, column,
-                                                                                                  tolerances[column])
+                    close |= np.abs(b.to_numpy(float) - a.to_numpy(float)) <= allowed_movement(
+                        old, column, tolerances[column], new)
             else:  # missing in both is equal (pandas' string dtype keeps NaN through astype(str), and NaN != NaN)
                 close = ((a.isna() & b.isna()) | (a.astype(str) == b.astype(str)).fillna(False)).to_numpy(bool)
             if not close.all():
                 row = int(np.flatnonzero(~close)[0])
                 differences.append(f"{path.name}: column {column} differs in {int((~close).sum())} row(s), first "
                                    f"row {row}: {a.iloc[row]!r} committed, {b.iloc[row]!r} now.")
-    if (committed / RECORD_FILE).exists():
+    if not (committed / RECORD_FILE).exists() and (fresh / RECORD_FILE).exists():
+        differences.append(f"{RECORD_FILE}: missing from {committed}, written by the new run.")
+    elif (committed / RECORD_FILE).exists():
         old_statuses = read_record(committed).every_status
         new_statuses = read_record(fresh).every_status if (fresh / RECORD_FILE).exists() else []
         if old_statuses != new_statuses:
@@ -591,13 +594,16 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
 def check_figures(notebook: str, *, rtol: float = 1e-4, atol: float = 1e-6) -> list[str]:
     """Rerun ``notebook``'s full profile into ``build/check/`` and compare with its committed ``figures/`` folder.
 
-    Returns the differences (:func:`compare_outputs`); a failing run is one difference.
+    Returns the differences (:func:`compare_outputs`); a failing run is one difference. Every committed
+    input is checked first (:func:`isolib.committed.validate_committed`): a damaged one is refused in one
+    sentence before the rerun, which takes minutes to hours.
     """
+    from isolib.committed import validate_committed
+
     if notebook not in notebook_names():
         raise ValueError(f"Unknown notebook {notebook}; notebooks are: {', '.join(notebook_names())}.")
     committed = FIGURES_DIR / notebook
-    if not committed.is_dir():
-        raise FileNotFoundError(f"{committed} does not exist: there is no committed full run to check against.")
+    validate_committed(notebook, committed)
     folder = BUILD_DIR / "check"
     result = run_notebook(notebook, "full", folder=folder)
     if not result.ok:

@@ -141,3 +141,20 @@ def tiny_sentence_model(tmp_path_factory):
         {"word_embedding_dimension": 32, "pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False}))
     (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 16, "do_lower_case": False}))
     return folder
+
+
+@pytest.fixture
+def committed_figures(tmp_path, monkeypatch):
+    """A copy of the committed ``figures/`` (each folder's tables, results.json and tolerances.json; no figures), which
+    ``isolib.runner.FIGURES_DIR`` points at for one test."""
+    import shutil
+
+    from isolib import runner
+
+    copy = tmp_path / "figures"
+    for folder in sorted(p for p in runner.FIGURES_DIR.iterdir() if p.is_dir()):
+        (copy / folder.name).mkdir(parents=True)
+        for path in [*folder.glob("*.csv"), *folder.glob("results.json"), *folder.glob("tolerances.json")]:
+            shutil.copy(path, copy / folder.name / path.name)
+    monkeypatch.setattr(runner, "FIGURES_DIR", copy)
+    return copy

@@ -1,5 +1,6 @@
 """The command line: clear errors and exit codes."""
 
+import json
 import re
 import shutil
 
@@ -248,3 +249,109 @@ def test_the_same_variant_always_gets_the_same_folder():
     # A digest of the values, not Python's salted hash(): the folder is the same in every process.
     assert folder.name.endswith("-" + runner.hashlib.sha256(
         b'{"corpora":["ptb","wikitext2"],"layers":{"minilm":[0,3],"mpnet":[1]},"token_budget":4096}').hexdigest()[:12])
+
+
+def _tolerance_set(column, spec):
+    """A damage: the committed tolerance of silhouettes' ``column`` replaced by ``spec``."""
+    def damage(folder):
+        path = folder / "tolerances.json"
+        declared = json.loads(path.read_text())
+        declared["silhouettes"][column] = spec
+        path.write_text(json.dumps(declared))
+        return path, [column]
+    return damage
+
+
+def _replaced(name, text):
+    """A damage: the committed file ``name`` replaced by ``text`` (None: deleted)."""
+    def damage(folder):
+        path = folder / name
+        path.unlink() if text is None else path.write_text(text if isinstance(text, str) else text(path.read_text()))
+        return path, []
+    return damage
+
+
+COMMITTED_DAMAGES = {
+    "record deleted": _replaced("results.json", None),
+    "record empty": _replaced("results.json", ""),
+    "record truncated": _replaced("results.json", lambda text: text[:100]),
+    "tolerances truncated": _replaced("tolerances.json", lambda text: text[:17]),
+    "tolerance of an unknown kind": _tolerance_set("inertia", {"within": 0.1}),
+    "tolerance naming a missing column": _tolerance_set("inertia", {"replicates": ["model", "k", "seed"]}),
+    "tolerance of a missing column": _tolerance_set("distortion", 0.1),
+    "negative tolerance": _tolerance_set("inertia", -0.5),
+    "NaN tolerance": _tolerance_set("inertia", float("nan")),
+    "empty table": _replaced("silhouettes.csv", ""),
+    "junk table": _replaced("clusters.csv", "model,layer\nminilm,0\nmpnet,0,3,4\n"),
+}
+
+
+@pytest.mark.parametrize("damage", COMMITTED_DAMAGES.values(), ids=COMMITTED_DAMAGES.keys())
+def test_check_figures_refuses_a_damaged_committed_input_in_one_sentence_before_any_rerun(
+        damage, committed_figures, monkeypatch, capsys):
+    from isolib import runner
+
+    def rerun(*args, **kwargs):
+        raise AssertionError("the notebook was rerun before its committed inputs were checked")
+
+    monkeypatch.setattr(runner, "run_notebook", rerun)
+    damaged, entries = damage(committed_figures / "02_cai_clusters_manifolds")
+    assert main(["check-figures", "02_cai_clusters_manifolds"]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith("error: "), errors
+    assert str(damaged) in errors[0] and all(entry in errors[0] for entry in entries), errors[0]
+
+
+def test_check_figures_reruns_once_every_committed_input_reads(committed_figures, monkeypatch, capsys):
+    # The control of the test above: the committed inputs as they are reach the rerun (here a failing one).
+    from isolib import runner
+
+    monkeypatch.setattr(runner, "run_notebook", lambda notebook, profile, folder: runner.RunResult(
+        notebook, False, 0.0, folder / f"{notebook}.ipynb", "stopped by the test"))
+    for notebook in runner.notebook_names():
+        assert main(["check-figures", notebook]) == 1
+        assert "stopped by the test" in capsys.readouterr().err
+
+
+def test_compare_outputs_names_a_record_missing_from_the_committed_folder(tmp_path):
+    from isolib.findings import declare, sign, write_results
+    from isolib.runner import compare_outputs
+
+    committed, fresh = tmp_path / "committed", tmp_path / "fresh"
+    for folder in (committed, fresh):
+        folder.mkdir()
+        pd.DataFrame({"k": [2]}).to_csv(folder / "clusters.csv", index=False)
+        write_results([declare("It learns", "yes", "m", "0.1", sign(0.1), "r.", kind="test", control="chance")],
+                      folder / "RESULTS.md", title="t", citation="c", models="m")
+    assert compare_outputs(committed, fresh) == []
+    (committed / "results.json").unlink()
+    assert compare_outputs(committed, fresh) == [f"results.json: missing from {committed}, written by the new run."]
+
+
+def test_a_committed_value_cut_short_never_widens_its_own_tolerance(tmp_path):
+    from isolib.runner import FIGURES_DIR, compare_outputs
+
+    source = FIGURES_DIR / "02_cai_clusters_manifolds"
+    committed, fresh = tmp_path / "committed", tmp_path / "fresh"
+    for folder in (committed, fresh):
+        folder.mkdir()
+        for name in ("silhouettes.csv", "tolerances.json"):
+            shutil.copy(source / name, folder / name)
+    assert compare_outputs(committed, fresh) == []
+    # Seven bytes cut from the committed table: its last inertia, 3,720,406.5, reads 372, and its group of
+    # restarts spreads by millions.
+    table = committed / "silhouettes.csv"
+    table.write_bytes(table.read_bytes()[:-7])
+    for one, other in ((committed, fresh), (fresh, committed)):  # the same cut in the new run is one too
+        differences = compare_outputs(one, other)
+        assert len(differences) == 1 and differences[0].startswith(
+            "silhouettes.csv: column inertia differs in 1 row(s), first row 5711: "), differences
+
+
+def test_overview_refuses_a_study_whose_record_is_missing(committed_figures, capsys):
+    page = committed_figures / "02_cai_clusters_manifolds" / "results.json"
+    page.unlink()
+    assert main(["overview"]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith("error: ") and str(page) in errors[0], errors
+    assert not (committed_figures / "README.md").exists()

@@ -1,5 +1,7 @@
 """Tests of isolib.findings: the rules on small tables with a known verdict, RESULTS.md and the overview."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -470,3 +472,15 @@ def test_verdicts_say_per_claim_what_each_model_gives():
     assert verdicts([check]) == "Check: Table 1 count (expected: 11): passed (11)."
     beside = judge_decoder_views({"(i)": [findings[0]], "(i) (start token)": []})
     assert "reproduced on (i) (the paper's procedure, not counted)" in verdicts(beside)
+
+
+def test_the_overview_refuses_a_study_without_its_record(committed_figures):
+    from isolib.errors import ResultsError
+    from isolib.runner import study_notebooks
+
+    assert "| [02_cai_clusters_manifolds](#02_cai_clusters_manifolds) |" in overview_text(committed_figures,
+                                                                                          study_notebooks())
+    record = committed_figures / "02_cai_clusters_manifolds" / "results.json"
+    record.unlink()
+    with pytest.raises(ResultsError, match=f"^{re.escape(str(record))} is missing"):
+        overview_text(committed_figures, study_notebooks())

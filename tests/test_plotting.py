@@ -110,3 +110,19 @@ def test_per_layer_figure_is_saved(tmp_path):
     fig = per_layer_figure(table, "value", ylabel="v", title="t", output_dir=tmp_path, name="fig")
     assert (tmp_path / "fig.png").exists() and (tmp_path / "fig.pdf").exists() and fig.axes[0].get_title() == "t"
     plt.close(fig)
+
+
+def test_no_value_widens_its_own_tolerance_the_smaller_run_s_spread_is_allowed():
+    from isolib.plotting import allowed_movement, interval, replicates
+
+    committed = pd.DataFrame({"k": [2, 2, 2], "score": [0.1, 0.11, 0.12], "score_std": [0.01, 0.01, 0.01],
+                              "low": [0.0, 0.0, 0.0], "high": [0.2, 0.2, 0.2]})
+    # One value cut short (0.12 read as 12, its spread 1.2 read as 12, its interval as wide) in the new run:
+    # each row may move by what the narrower of the two runs allows.
+    fresh = committed.assign(score=[0.1, 0.11, 12.0], score_std=[0.01, 0.01, 12.0], high=[0.2, 0.2, 12.0])
+    for one, other in ((committed, fresh), (fresh, committed)):
+        assert allowed_movement(one, "score", replicates("k"), other) == pytest.approx([0.03] * 3)
+        assert allowed_movement(one, "score", "score_std", other) == pytest.approx([0.03] * 3)
+        assert allowed_movement(one, "score", interval("low", "high"), other) == pytest.approx([0.1] * 3)
+    # The control: from one run alone the cut value widens its own tolerance.
+    assert allowed_movement(fresh, "score", replicates("k"))[2] > 10
