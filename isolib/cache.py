@@ -34,6 +34,7 @@ import errno
 import hashlib
 import importlib
 import json
+import math
 import os
 import pickle
 import shutil
@@ -393,12 +394,14 @@ def prune(*, older_than_days: float | None = None, model: str | None = None, fol
     Raises
     ------
     ValueError
-        If no filter is given and ``everything`` is False, or ``older_than_days`` is negative.
+        If no filter is given and ``everything`` is False, or ``older_than_days`` is negative, NaN or
+        infinite.
     """
     if older_than_days is None and model is None and not folders and not everything:
         raise ValueError("Give --older-than DAYS, --model NAME, --folder NAME or --all; a bare prune deletes nothing.")
-    if older_than_days is not None and older_than_days < 0:
-        raise ValueError(f"--older-than must be a number of days >= 0, got {older_than_days}.")
+    # NaN compares false with every age, so "not used since NaN days ago" would choose every entry.
+    if older_than_days is not None and not 0 <= older_than_days < math.inf:
+        raise ValueError(f"--older-than must be a finite number of days >= 0, got {older_than_days}.")
     cutoff = None if older_than_days is None else time.time() - older_than_days * 86400
     chosen = []
     for entry in entries(root):

@@ -4,9 +4,31 @@ copies, the embedding cache, and the overview."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from isolib.errors import IsolibError
+
+
+def number_option(what: str, *, low: float = 0.0, high: float = math.inf):
+    """An argparse ``type`` reading a finite number in ``[low, high]``; anything else is refused in one sentence.
+
+    ``float`` alone would take ``nan``, ``inf`` and negatives, which e.g. turn a prune by age into a prune of
+    every entry or a comparison into one that passes anything. argparse names the option before ``what``.
+    """
+    upper = "" if math.isinf(high) else f" and at most {high:g}"
+
+    def read(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and low <= value <= high):
+            raise argparse.ArgumentTypeError(f"{what} must be a finite number of at least {low:g}{upper}; "
+                                             f"got {text!r}.")
+        return value
+
+    return read
 
 
 def _data(args) -> int:
@@ -149,8 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check-figures", help="rerun a notebook's full profile into build/check/ and compare "
                                 "its tables and statuses (results.json) with the committed figures/ folder")
     check.add_argument("notebook", help="notebook name, e.g. 00_quickstart")
-    check.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance on numbers (default 1e-4)")
-    check.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance on numbers (default 1e-6)")
+    # A relative tolerance is a share of the committed number: above 1, even a number of the other sign passes.
+    check.add_argument("--rtol", type=number_option("the relative tolerance", high=1.0), default=1e-4,
+                       help="relative tolerance on numbers, from 0 to 1 (default 1e-4)")
+    check.add_argument("--atol", type=number_option("the absolute tolerance"), default=1e-6,
+                       help="absolute tolerance on numbers, at least 0 (default 1e-6)")
     check.set_defaults(func=_check_figures)
 
     judge = commands.add_parser("judge", help="re-judge studies' claims from their stored evidence and rewrite their "
@@ -171,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     cache = commands.add_parser("cache", help="list, size or prune the embedding cache (.cache/ or ISOLIB_CACHE_DIR)")
     cache.add_argument("action", choices=("list", "size", "prune", "verify"),
                        help="verify: hash every file of every entry against its manifest, setting damaged ones aside")
-    cache.add_argument("--older-than", type=float, metavar="DAYS", help="prune: entries not used for DAYS days")
+    cache.add_argument("--older-than", type=number_option("DAYS"), metavar="DAYS",
+                       help="prune: entries not used for DAYS days (a number of at least 0)")
     cache.add_argument("--model", help="prune: entries of this model (name or Hub id)")
     cache.add_argument("--folder", action="append", metavar="NAME",
                        help="prune: the entry in this folder (the last column of `cache list`); repeat for several")

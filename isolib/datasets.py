@@ -24,6 +24,7 @@ import re
 import tarfile
 import tempfile
 import urllib.request
+import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -466,8 +467,8 @@ def sample_sentences(sentences: list[str], n_sentences: int, *, random_state=Non
     ----------
     sentences : list of str
     n_sentences : int
-        Sentences to keep; 0 (or at least ``len(sentences)``) keeps every sentence. A negative
-        count or a non-integer raises ValueError.
+        Sentences to keep; 0 (or at least ``len(sentences)``) keeps every sentence, a count above
+        ``len(sentences)`` with a warning that says so. A negative count or a non-integer raises ValueError.
     random_state : None, int or numpy Generator
 
     Returns
@@ -476,6 +477,9 @@ def sample_sentences(sentences: list[str], n_sentences: int, *, random_state=Non
     """
     if isinstance(n_sentences, bool) or not isinstance(n_sentences, (int, np.integer)) or n_sentences < 0:
         raise ValueError(f"n_sentences must be an integer of at least 0 (0 keeps every sentence); got {n_sentences!r}.")
+    if n_sentences > len(sentences):
+        warnings.warn(f"n_sentences is {n_sentences:,}, more than the {len(sentences):,} sentences given, so all of "
+                      "them are taken (0 takes all without this warning).", UserWarning, stacklevel=2)
     if not 0 < n_sentences < len(sentences):
         return list(sentences)
     chosen = np.sort(rng(random_state).choice(len(sentences), n_sentences, replace=False))

@@ -28,12 +28,13 @@ stay off, so that none is stored among the outputs.
 
 Variants
 --------
-``overrides`` (``python -m isolib reproduce --only NB -p NAME VALUE``) change parameters of one
-profile, e.g. another corpus or model. A variant never writes into ``figures/``: its executed
-notebook and outputs go to their own folder, ``build/variants/<profile>/<notebook>/<slug>-<digest>/``
-(:func:`variant_dir`), after every parameter is checked (:func:`check_parameters`),
-and its ``profile`` parameter names the overrides, so ``RESULTS.md`` says what was run (the executed
-notebook also records every parameter in its injected-parameters cell).
+``overrides`` (``python -m isolib reproduce --only NB -p NAME VALUE``, each VALUE read by
+:func:`read_override`) change parameters of one profile, e.g. another corpus or model. A variant
+never writes into ``figures/``: its executed notebook and outputs go to their own folder,
+``build/variants/<profile>/<notebook>/<slug>-<digest>/`` (:func:`variant_dir`), after every parameter
+is checked (:func:`check_parameters`), and its ``profile`` parameter names the overrides, so
+``RESULTS.md`` says what was run (the executed notebook also records every parameter in its
+injected-parameters cell).
 """
 
 from __future__ import annotations
@@ -147,9 +148,11 @@ def check_parameters(notebook: str, params: dict) -> None:
     """Refuse, in one sentence, parameters a run of ``notebook`` would fail on or misread, before any kernel starts.
 
     Each value must have its declared type (the annotation in the ``parameters`` cell: an ``int``
-    is no ``float`` or ``bool``, a ``list`` no string) and numbers must be finite; then the
-    study's own rules apply: ``check_parameters(params)`` of ``isolib.studies.<name>`` (the notebook's
-    name without its number), given every parameter, the defaults completed by ``params``.
+    is no ``float`` or ``bool``, a ``list`` no string) and hold only what :func:`check_bounded` allows
+    (finite numbers, integers of 32 bits, mapping keys of one type); then the study's own rules apply:
+    ``check_parameters(params)`` of ``isolib.studies.<name>`` (the notebook's name without its number;
+    :func:`check_quickstart_parameters` for 00_quickstart), given every parameter, the defaults completed
+    by ``params``.
     """
     declared = parameter_declarations(notebook)
     for name, value in params.items():
@@ -160,15 +163,48 @@ def check_parameters(notebook: str, params: dict) -> None:
         if not right_type:
             raise ValueError(f"Notebook {notebook}: {name} must be of type {declared[name].annotation} "
                              f"({declared[name].comment}); got {value!r}.")
-        if numeric and not math.isfinite(value):
-            raise ValueError(f"Notebook {notebook}: {name} must be a finite number; got {value!r}.")
-    if not studies.is_study(notebook):  # 00_quickstart judges no claim
+        try:
+            check_bounded(name, value)
+        except ValueError as error:
+            raise ValueError(f"Notebook {notebook}: {error}") from None
+    if studies.is_study(notebook):
+        check = studies.part(notebook, "settings").check_parameters
+    elif notebook == "00_quickstart":  # no study: its rules are here
+        check = check_quickstart_parameters
+    else:
         return
     try:
-        studies.part(notebook, "settings").check_parameters(
-            {name: parameter.default for name, parameter in declared.items()} | params)
+        check({name: parameter.default for name, parameter in declared.items()} | params)
     except ValueError as error:
         raise ValueError(f"Notebook {notebook}: {error}") from None
+
+
+# What a parameter's value may hold, whatever its notebook: sizes, counts and seeds fit 32 bits (scikit-learn's
+# seeds end at 2**32 - 1, numpy's sizes overflow past 2**63), and no value nests deeper than a few lists or mappings.
+LARGEST_INTEGER = 2**31 - 1
+DEEPEST_NESTING = 8
+
+
+def check_bounded(name: str, value, *, depth: int = 0) -> None:
+    """Refuse (one sentence) a parameter ``name`` whose ``value`` holds, at any depth, a number that is not finite,
+    an integer beyond :data:`LARGEST_INTEGER`, a mapping whose keys are not all of one type (strings or numbers),
+    or lists and mappings nested deeper than :data:`DEEPEST_NESTING`."""
+    if isinstance(value, (list, dict)):
+        if depth == DEEPEST_NESTING:
+            raise ValueError(f"{name} nests lists or mappings deeper than {DEEPEST_NESTING} levels.")
+        if isinstance(value, dict):
+            kinds = {type(key) for key in value}
+            if len(kinds) > 1 or not kinds <= {str, int, float, bool}:
+                raise ValueError(f"{name} must have mapping keys of one type, all strings or all numbers; got keys "
+                                 f"of type {', '.join(sorted(kind.__name__ for kind in kinds))}.")
+        for item in [*value, *value.values()] if isinstance(value, dict) else value:
+            check_bounded(name, item, depth=depth + 1)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number; got {value!r}." if depth == 0 else
+                         f"{name} must hold finite numbers; got {value!r}.")
+    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST_INTEGER:
+        raise ValueError(f"{name} must hold integers between -{LARGEST_INTEGER:,} and {LARGEST_INTEGER:,} (sizes, "
+                         f"counts and seeds); got {value}.")
 
 
 def check_integers(params: dict, names, *, minimum: int | None = 0) -> None:
@@ -208,27 +244,66 @@ _HUB_ID = re.compile(r"^(?:[\w.-]+/)?[\w.-]+$")
 
 
 def check_models(params: dict, name: str) -> None:
-    """Refuse (one sentence) a model parameter (a name or a list of names) holding no offline model, model
-    folder or Hub id."""
+    """Refuse (one sentence) a model parameter (a name or a list of names) that is an empty list or holds no offline
+    model, model folder or Hub id."""
     from isolib.models import OFFLINE_MODELS
 
     value = params[name]
+    if value == []:
+        raise ValueError(f"{name} must name at least one model; got [].")
     for model in value if isinstance(value, list) else [value]:
-        if not isinstance(model, str) or not (model in OFFLINE_MODELS or _HUB_ID.match(model)
-                                              or Path(model).expanduser().is_dir()):
+        # An empty name is no folder, though Path("") is the current one.
+        if not isinstance(model, str) or not model or not (model in OFFLINE_MODELS or _HUB_ID.match(model)
+                                                           or Path(model).expanduser().is_dir()):
             raise ValueError(f"{name}: {model!r} is neither an offline model ({', '.join(OFFLINE_MODELS)}), "
                              "a model folder, nor a Hugging Face Hub id.")
 
 
+def check_quickstart_parameters(params: dict) -> None:
+    """Refuse, in one sentence, parameters of notebook 00 its run would fail on (it has no study module to hold them).
+
+    Parameters
+    ----------
+    params : dict
+        Every parameter of the notebook: the defaults of its parameters cell completed by the run's.
+    """
+    check_models(params, "models")
+    check_choices(params, "storage_dtype", ("float16", "float32"))
+    check_integers(params, ["n_sentences", "random_state"])
+    check_integers(params, ["n_tokens"], minimum=2)  # the baseline is a cosine between two tokens at least
+
+
+# A -p VALUE is a scalar, list or mapping a person types: it is bounded before YAML builds it, so that none can
+# expand (an alias repeated, or one referring to itself) or nest past what YAML's reader recurses through.
+LONGEST_OVERRIDE = 10_000
+
+
+def read_override(name: str, text: str):
+    """The value of ``-p NAME TEXT``: ``text`` read as YAML (``0``, ``[minilm, mpnet]``, ``true``), refused in one
+    sentence if it is longer than :data:`LONGEST_OVERRIDE` characters, uses an anchor or alias (``&a``, ``*a``),
+    nests deeper than :data:`DEEPEST_NESTING` or is not YAML. What it holds is checked with the other parameters
+    (:func:`check_parameters`), before the variant's folder is named from it."""
+    if len(text) > LONGEST_OVERRIDE:
+        raise ValueError(f"The value of -p {name} has {len(text):,} characters, more than the {LONGEST_OVERRIDE:,} "
+                         "a parameter may have.")
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise ValueError(f"The value of -p {name} uses a YAML anchor or alias (&{event.anchor} or "
+                                 f"*{event.anchor}); write the value out in full.")
+            depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
+            if depth > DEEPEST_NESTING:
+                raise ValueError(f"The value of -p {name} nests lists or mappings deeper than {DEEPEST_NESTING} "
+                                 "levels.")
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise ValueError(f"The value of -p {name} is not valid YAML: {text!r}.") from None
+
+
 def parse_overrides(pairs: list[list[str]] | None) -> dict:
-    """``-p NAME VALUE`` pairs as parameters; each VALUE is read as YAML (``0``, ``[minilm, mpnet]``, ``true``)."""
-    overrides = {}
-    for name, value in pairs or []:
-        try:
-            overrides[name] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            raise ValueError(f"The value of -p {name} is not valid YAML: {value!r}.") from None
-    return overrides
+    """``-p NAME VALUE`` pairs as parameters, each VALUE read by :func:`read_override`."""
+    return {name: read_override(name, text) for name, text in pairs or []}
 
 
 def parameters(notebook: str, profile: str, overrides: dict | None = None, *, output: Path | None = None) -> dict:
@@ -256,13 +331,14 @@ def parameters(notebook: str, profile: str, overrides: dict | None = None, *, ou
             raise ValueError(f"Notebook {notebook} has no parameter {', '.join(unknown)} to override "
                              "(profile and output_dir are set by the runner).")
         params.update(overrides)
+    if params:
+        check_parameters(notebook, params)  # before a variant's folder is named from them
+    if overrides:
         described = ", ".join(f"{name} = {value!r}" for name, value in overrides.items())
         params.update(profile=f"{profile} with {described}",
                       output_dir=str(variant_dir(notebook, profile, overrides) / "figures"))
     if output is not None:
         params.update(profile=profile, output_dir=str(output))
-    if params:
-        check_parameters(notebook, params)
     return params
 
 

@@ -70,6 +70,21 @@ def test_prune_by_age_and_model_and_only_with_a_filter(filled, capsys):
     assert main(["cache", "list"]) == 0 and "minilm" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("days", ["nan", "inf", "-inf", "-1", "ten"])
+def test_a_prune_by_a_bad_number_of_days_deletes_nothing(filled, days, capsys):
+    """NaN days once chose every entry: no age compares as newer than NaN."""
+    kept = sorted(path.name for path in (filled / "embeddings").iterdir())
+    with pytest.raises(SystemExit) as refused:
+        main(["cache", "prune", f"--older-than={days}"])  # "=": argparse reads "-inf" alone as an option
+    assert refused.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(
+        f"argument --older-than: DAYS must be a finite number of at least 0; got '{days}'.")
+    if days != "ten":
+        with pytest.raises(ValueError, match="--older-than must be a finite number of days >= 0"):
+            cache.prune(older_than_days=float(days))
+    assert sorted(path.name for path in (filled / "embeddings").iterdir()) == kept
+
+
 def test_an_interrupted_prune_leaves_nothing_trusted(filled, monkeypatch):
     real_rmtree = shutil.rmtree
     real_rmtree(filled / "embeddings" / ("e" * 32 + ".tmp-1234abcd"))

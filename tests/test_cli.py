@@ -209,6 +209,25 @@ def test_check_figures_needs_a_committed_folder(capsys):
     assert "Unknown notebook 99_nothing" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("option", "value", "range_"), [
+    ("--rtol", "inf", "at least 0 and at most 1"), ("--rtol", "nan", "at least 0 and at most 1"),
+    ("--rtol", "2", "at least 0 and at most 1"), ("--atol", "-1e-6", "at least 0"), ("--atol", "inf", "at least 0")])
+def test_check_figures_refuses_a_tolerance_that_would_pass_or_fail_anything_before_any_rerun(option, value, range_,
+                                                                                              monkeypatch, capsys):
+    from isolib import runner
+
+    def no_rerun(*args, **options):
+        raise AssertionError("a rerun was started")
+
+    monkeypatch.setattr(runner, "run_notebook", no_rerun)
+    with pytest.raises(SystemExit) as refused:
+        main(["check-figures", "00_quickstart", f"{option}={value}"])
+    assert refused.value.code == 2
+    what = "relative" if option == "--rtol" else "absolute"
+    assert capsys.readouterr().err.splitlines()[-1].endswith(
+        f"argument {option}: the {what} tolerance must be a finite number of {range_}; got '{value}'.")
+
+
 def test_reproduce_runs_the_quick_profile_unless_told_and_its_help_says_what_each_profile_costs(capsys):
     from isolib.cli import build_parser
 

@@ -459,4 +459,5 @@ def test_sample_sentences_keeps_order_and_is_seeded():
     sample = sample_sentences(sentences, 10, random_state=3)
     assert len(sample) == 10 and sample == sorted(sample, key=sentences.index)
     assert sample == sample_sentences(sentences, 10, random_state=3)
-    assert sample_sentences(sentences, 0) == sentences == sample_sentences(sentences, 500)
+    with pytest.warns(UserWarning, match="all of them are taken"):
+        assert sample_sentences(sentences, 0) == sentences == sample_sentences(sentences, 500)

@@ -422,6 +422,7 @@ def test_a_damaged_record_is_refused_in_one_sentence_naming_it(tmp_path, content
 def test_overview_counts_come_from_the_results_pages(tmp_path):
     write_results(FINDINGS, tmp_path / "01_a_study" / "RESULTS.md", title="A", citation="A (2019)", models="minilm")
     (tmp_path / "01_a_study" / "fig1.png").write_bytes(b"png")
+    (tmp_path / "01_a_study" / "table.csv").write_text("layer,cosine\n1,0.5\n")
     (tmp_path / "00_quickstart").mkdir()
     (tmp_path / "00_quickstart" / "plot.png").write_bytes(b"png")
     text = write_overview(tmp_path, ["01_a_study"]).read_text()

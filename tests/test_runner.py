@@ -245,9 +245,27 @@ REFUSED = [
     ("04_mickus_isotropy_clusters", ["n_items", "-1"], "n_items must hold integers of at least 0"),
     ("04_mickus_isotropy_clusters", ["seeds", "[0, 1.5]"], "seeds must hold integers of at least 0"),
 ]
+# Issue 44: values each notebook's kernel refused (or misread) that are refused before it now, in the same form.
+REFUSED_BEFORE_THE_KERNEL = [
+    ("00_quickstart", ["random_state", "-5"], "random_state must hold integers of at least 0"),
+    ("00_quickstart", ["models", "[]"], "models must name at least one model"),
+    ("00_quickstart", ["models", "[minilm, 'not a model']"], "is neither an offline model"),
+    ("00_quickstart", ["n_tokens", "1"], "n_tokens must hold integers of at least 2"),
+    ("02_cai_clusters_manifolds", ["models", "[]"], "models must name at least one model"),
+    ("02_cai_clusters_manifolds", ["static_baseline", "''"], "'' is neither an offline model"),
+    ("04_mickus_isotropy_clusters", ["glue_models", "[]"], "glue_models must name at least one model"),
+    ("01_ethayarajh_contextuality", ["n_samples", "1"], "n_samples must hold integers of at least 2"),
+    ("01_ethayarajh_contextuality", ["n_sentences", "100000000000000000000000000"],
+     "n_sentences must hold integers between -2,147,483,647 and 2,147,483,647"),
+    ("02_cai_clusters_manifolds", ["random_state", "4294967296"], "random_state must hold integers between"),
+    ("03_rajaee_cluster_isotropy", ["finetune_learning_rates", "[0.0001, .inf]"],
+     "finetune_learning_rates must hold finite numbers"),
+    ("00_quickstart", ["models", "[{1: a, b: c}]"], "models must have mapping keys of one type"),
+    ("01_ethayarajh_contextuality", ["layers", "{minilm: [1], 2: [3]}"], "layers must have mapping keys of one type"),
+]
 
 
-@pytest.mark.parametrize(("notebook", "pair", "sentence"), REFUSED)
+@pytest.mark.parametrize(("notebook", "pair", "sentence"), REFUSED + REFUSED_BEFORE_THE_KERNEL)
 def test_bad_parameters_are_refused_in_one_sentence_before_any_kernel_starts(notebook, pair, sentence, monkeypatch,
                                                                               capsys):
     import papermill
@@ -261,6 +279,40 @@ def test_bad_parameters_are_refused_in_one_sentence_before_any_kernel_starts(not
     assert main(["reproduce", "--only", notebook, "-p", *pair]) == 2
     error = capsys.readouterr().err.strip()
     assert error.startswith(f"error: Notebook {notebook}: ") and sentence in error and "\n" not in error
+
+
+def test_an_empty_appendix_needs_no_model():
+    runner.parameters("04_mickus_isotropy_clusters", "quick", {"glue_tasks": [], "glue_models": []})
+
+
+@pytest.mark.parametrize(("value", "sentence"), [
+    ("&a [*a]", "uses a YAML anchor or alias"),  # refers to itself
+    ("[&a [x, x, x, x, x, x, x, x], " + ", ".join(f"&{name} [{', '.join([f'*{alias}'] * 8)}]"  # 8**9 x's expanded
+                                                   for alias, name in zip("abcdefgh", "bcdefghi")) + "]",
+     "uses a YAML anchor or alias"),
+    ("[" * 5000 + "]" * 5000, "nests lists or mappings deeper than 8 levels"),  # YAML's reader would recurse
+    ("[" + ", ".join(["minilm"] * 2000) + "]", "has 16,000 characters, more than the 10,000"),
+])
+def test_an_override_is_bounded_before_yaml_builds_it(value, sentence):
+    with pytest.raises(ValueError, match=re.escape(f"The value of -p models {sentence}")):
+        runner.parse_overrides([["models", value]])
+
+
+def test_an_override_is_checked_before_its_variant_folder_is_named(monkeypatch):
+    def no_folder(*args):
+        raise AssertionError("the variant folder was named")
+
+    monkeypatch.setattr(runner, "variant_dir", no_folder)
+    with pytest.raises(ValueError, match="models must have mapping keys of one type"):
+        runner.parameters("00_quickstart", "quick", {"models": [{1: "a", "b": "c"}]})
+
+
+def test_a_sample_larger_than_its_corpus_says_it_takes_the_whole_corpus():
+    from isolib.datasets import sample_sentences
+
+    with pytest.warns(UserWarning, match=r"n_sentences is 1,000, more than the 3 sentences given, so all of them "
+                                         r"are taken"):
+        assert sample_sentences(["a", "b", "c"], 1000) == ["a", "b", "c"]
 
 
 def test_a_profile_file_is_checked_too(project):

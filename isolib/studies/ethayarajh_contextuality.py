@@ -1248,7 +1248,8 @@ def check_parameters(params: dict) -> None:
     check_models(params, "static_baseline")
     check_layers(params, "layers")
     check_integers(params, ["n_sentences", "max_occurrences", "static_analogy_vocab", "random_state"])
-    check_integers(params, ["min_contexts", "n_samples", "n_lowest", "n_word_pairs"], minimum=1)
+    check_integers(params, ["min_contexts", "n_lowest", "n_word_pairs"], minimum=1)
+    check_integers(params, ["n_samples"], minimum=2)  # each baseline compares two occurrences at least
     check_integers(params, ["table1_layers"], minimum=None)
     if not 0 <= params["min_coverage"] <= 1:
         raise ValueError(f"min_coverage is a share of benchmark items, between 0 and 1; got {params['min_coverage']!r}.")

@@ -1429,8 +1429,6 @@ def check_parameters(params: dict) -> None:
     from isolib.runner import check_choices, check_integers, check_layers, check_models
 
     check_models(params, "models")
-    if not params["models"]:
-        raise ValueError("models must name at least one model.")
     check_choices(params, "corpus", ("ptb", "wikitext2"))
     check_choices(params, "decoder_views", ("drop", "start_token"))
     check_choices(params, "storage_dtype", ("float16", "float32"))

@@ -877,7 +877,8 @@ def check_parameters(params: dict) -> None:
     check_choices(params, "setups", SETUPS)
     check_choices(params, "control_setups", tuple(params["setups"]))
     check_choices(params, "glue_tasks", tuple(GLUE_TASKS))
-    check_models(params, "glue_models")
+    if params["glue_tasks"] or params["glue_models"]:  # both empty skips the appendix
+        check_models(params, "glue_models")
     check_integers(params, ["n_items", "seeds", "random_state"])
     check_integers(params, ["n_updates", "glue_updates", "control_every"], minimum=1)
     check_integers(params, ["glue_sample_size"], minimum=2)  # the silhouette needs two items
