@@ -109,7 +109,7 @@ def save(records: list[dict]) -> None:
 
 def markdown(records: list[dict]) -> str:
     sys.path.insert(0, str(ROOT))
-    from isolib.runner import notebook_names
+    from isolib.project import notebook_names
 
     lines = ["# The full profile of each notebook: time, memory, cache", "",
              "Measured by `benchmarks/bench_figures.py`, one notebook per run (the machine's load average at the "

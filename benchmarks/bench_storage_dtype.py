@@ -24,7 +24,9 @@ from _results import machine, save_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from isolib.findings import read_results  # noqa: E402
-from isolib.runner import declared_parameters, notebook_names, run_notebook, variant_dir  # noqa: E402
+from isolib.parameters import declared_parameters
+from isolib.project import notebook_names
+from isolib.runner import run_notebook, variant_dir  # noqa: E402
 
 DTYPES = ("float16", "float32")
 

@@ -48,7 +48,8 @@ def _data(args) -> int:
 
 
 def _reproduce(args) -> int:
-    from isolib.runner import parse_overrides, reproduce
+    from isolib.parameters import parse_overrides
+    from isolib.runner import reproduce
 
     results = reproduce(args.profile, args.only, store=args.store, overrides=parse_overrides(args.parameter))
     failed = [r.notebook for r in results if not r.ok]
@@ -58,7 +59,8 @@ def _reproduce(args) -> int:
 
 
 def _check_figures(args) -> int:
-    from isolib.runner import FIGURES_DIR, check_figures
+    from isolib.comparison import check_figures
+    from isolib.project import FIGURES_DIR
 
     differences = check_figures(args.notebook, rtol=args.rtol, atol=args.atol)
     for difference in differences:
@@ -75,7 +77,7 @@ def _judge(args) -> int:
     from isolib import studies
     from isolib.evidence import judge
     from isolib.findings import count_line, write_overview
-    from isolib.runner import FIGURES_DIR, output_dir, study_notebooks
+    from isolib.project import FIGURES_DIR, output_dir, study_notebooks
 
     for notebook in args.notebook or study_notebooks():
         if notebook not in study_notebooks():
@@ -92,7 +94,7 @@ def _judge(args) -> int:
 def _student(args) -> int:
     from pathlib import Path
 
-    from isolib.runner import student_copies
+    from isolib.student import student_copies
 
     for copy in student_copies(args.notebook, Path(args.output) if args.output else None):
         print(f"wrote {copy}")
@@ -127,9 +129,12 @@ def _cache(args) -> int:
 
 
 def _overview(args) -> int:
+    from isolib.comparison import validate_committed
     from isolib.findings import write_overview
-    from isolib.runner import FIGURES_DIR, study_notebooks
+    from isolib.project import FIGURES_DIR, study_notebooks
 
+    for notebook in study_notebooks():  # a damaged committed input is named before anything is written
+        validate_committed(notebook, FIGURES_DIR / notebook)
     print(f"wrote {write_overview(FIGURES_DIR, study_notebooks())}")
     return 0
 

@@ -98,7 +98,8 @@ from isolib.embed import split_view
 from isolib.models import load_static
 from isolib.plotting import (describe_layers, per_layer_figure, plot_per_layer, save_figure, save_table, set_style,
                              show_table)
-from isolib.runner import check_output_dir, peak_memory_gib
+from isolib.project import check_output_dir
+from isolib.runner import peak_memory_gib
 from isolib.studies.ethayarajh_contextuality import (
     CITATION,
     assess_findings,

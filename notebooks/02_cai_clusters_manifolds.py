@@ -109,7 +109,8 @@ from isolib.findings import count_line, findings_table, verdicts, write_results
 from isolib.models import load_model, load_static
 from isolib.plotting import (panel_grid, plot_per_layer, plot_points, replicates, save_figure, save_table, set_style,
                              show_table)
-from isolib.runner import check_output_dir, peak_memory_gib
+from isolib.project import check_output_dir
+from isolib.runner import peak_memory_gib
 from isolib.studies.cai_clusters_manifolds import (
     CITATION,
     assess_findings,

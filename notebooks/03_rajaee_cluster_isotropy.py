@@ -102,7 +102,8 @@ from isolib.findings import count_line, findings_table, verdicts, write_results
 from isolib.metrics import isoscore, partition_isotropy
 from isolib.models import load_model
 from isolib.plotting import interval, panel_grid, replicates, save_figure, save_table, set_style, show_table
-from isolib.runner import check_output_dir, peak_memory_gib
+from isolib.project import check_output_dir
+from isolib.runner import peak_memory_gib
 from isolib.studies.rajaee_cluster_isotropy import (
     CITATION,
     DATASETS,

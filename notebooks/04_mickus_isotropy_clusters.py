@@ -106,7 +106,8 @@ from isolib.findings import count_line, findings_table, verdicts, write_results
 from isolib.metrics import principal_variances
 from isolib.plotting import panel_grid, plot_mean_band, save_figure, save_table, set_style, show_table
 from isolib.probe import correlations, train_probe
-from isolib.runner import check_output_dir, peak_memory_gib
+from isolib.project import check_output_dir
+from isolib.runner import peak_memory_gib
 from isolib.studies.mickus_isotropy_clusters import (
     CITATION,
     LABEL_FREE,

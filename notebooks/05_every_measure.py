@@ -121,7 +121,8 @@ from isolib.embed import embed_views, split_view
 from isolib.findings import count_line, findings_table, models_line, verdicts, write_results
 from isolib.models import load_model, load_static
 from isolib.plotting import interval, plot_per_layer, replicates, save_figure, save_table, set_style, show_table
-from isolib.runner import check_output_dir, peak_memory_gib
+from isolib.project import check_output_dir
+from isolib.runner import peak_memory_gib
 from isolib.studies.every_measure import (
     CHANGES,
     CITATION,

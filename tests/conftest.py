@@ -149,12 +149,12 @@ def committed_figures(tmp_path, monkeypatch):
     ``isolib.runner.FIGURES_DIR`` points at for one test."""
     import shutil
 
-    from isolib import runner
+    from isolib import project
 
     copy = tmp_path / "figures"
-    for folder in sorted(p for p in runner.FIGURES_DIR.iterdir() if p.is_dir()):
+    for folder in sorted(p for p in project.FIGURES_DIR.iterdir() if p.is_dir()):
         (copy / folder.name).mkdir(parents=True)
         for path in [*folder.glob("*.csv"), *folder.glob("results.json"), *folder.glob("tolerances.json")]:
             shutil.copy(path, copy / folder.name / path.name)
-    monkeypatch.setattr(runner, "FIGURES_DIR", copy)
+    monkeypatch.setattr(project, "FIGURES_DIR", copy)
     return copy

@@ -2,7 +2,7 @@
 
 import importlib.util
 
-from isolib.runner import notebook_names
+from isolib.project import notebook_names
 from isolib.models import REPO_ROOT
 
 

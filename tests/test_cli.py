@@ -43,19 +43,19 @@ def test_store_is_only_for_the_quick_profile():
 
 
 def test_overrides_are_yaml_values_and_make_a_variant_outside_figures():
-    from isolib import runner
+    from isolib import parameters, project
 
-    overrides = runner.parse_overrides([["corpora", "[wikitext2]"], ["token_budget", "4096"], ["keep_symbols", "true"]])
+    overrides = parameters.parse_overrides([["corpora", "[wikitext2]"], ["token_budget", "4096"], ["keep_symbols", "true"]])
     assert overrides == {"corpora": ["wikitext2"], "token_budget": 4096, "keep_symbols": True}
-    params = runner.parameters("02_cai_clusters_manifolds", "full", overrides)
+    params = parameters.parameters("02_cai_clusters_manifolds", "full", overrides)
     assert params["models"] == ["minilm", "mpnet", "smollm2"]  # the rest of the profile is kept
     assert params["corpora"] == ["wikitext2"] and params["token_budget"] == 4096
     assert params["profile"] == "full with corpora = ['wikitext2'], token_budget = 4096, keep_symbols = True"
-    folder = runner.variant_dir("02_cai_clusters_manifolds", "full", overrides)
+    folder = project.variant_dir("02_cai_clusters_manifolds", "full", overrides)
     assert params["output_dir"] == str(folder / "figures")
-    assert folder.is_relative_to(runner.BUILD_DIR / "variants" / "full") and not folder.is_relative_to(runner.FIGURES_DIR)
+    assert folder.is_relative_to(project.BUILD_DIR / "variants" / "full") and not folder.is_relative_to(project.FIGURES_DIR)
     assert re.fullmatch(r"corpora-wikitext2_keep_symbols-true_token_budget-4096-[0-9a-f]{12}", folder.name)
-    long = runner.variant_dir("02_cai_clusters_manifolds", "quick", {"layers": {"smollm2": list(range(31))}})
+    long = project.variant_dir("02_cai_clusters_manifolds", "quick", {"layers": {"smollm2": list(range(31))}})
     assert len(long.name) <= 73
 
 
@@ -71,14 +71,14 @@ def test_bad_overrides_fail_with_one_sentence(capsys):
 
 
 def test_a_variant_run_reaches_the_notebook_and_its_results(tmp_path, monkeypatch, capsys):
-    from isolib import runner
+    from isolib import project
 
-    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path)
+    monkeypatch.setattr(project, "BUILD_DIR", tmp_path)
     arguments = ["reproduce", "--profile", "quick", "--only", "04_mickus_isotropy_clusters", "-p", "setups",
                  "[supersenses]", "-p", "n_items", "300", "-p", "n_updates", "5", "-p", "seeds", "[0]",
                  "-p", "glue_tasks", "[]", "-p", "control_setups", "[]"]
     assert main(arguments) == 0, capsys.readouterr()
-    folder = runner.variant_dir("04_mickus_isotropy_clusters", "quick",
+    folder = project.variant_dir("04_mickus_isotropy_clusters", "quick",
                                 {"setups": ["supersenses"], "n_items": 300, "n_updates": 5, "seeds": [0],
                                  "glue_tasks": [], "control_setups": []})
     assert folder.is_relative_to(tmp_path)
@@ -91,17 +91,17 @@ def test_a_variant_run_reaches_the_notebook_and_its_results(tmp_path, monkeypatc
 
 
 def test_only_the_full_profile_writes_into_figures(tmp_path):
-    from isolib import runner
+    from isolib import project
 
-    runner.check_output_dir("full", runner.FIGURES_DIR / "02_cai_clusters_manifolds")
-    runner.check_output_dir("quick", tmp_path)
+    project.check_output_dir("full", project.FIGURES_DIR / "02_cai_clusters_manifolds")
+    project.check_output_dir("quick", tmp_path)
     for profile in ("quick", "full with corpora = ['wikitext2']"):
         with pytest.raises(ValueError, match="Only the full profile writes to"):
-            runner.check_output_dir(profile, runner.FIGURES_DIR / "02_cai_clusters_manifolds")
+            project.check_output_dir(profile, project.FIGURES_DIR / "02_cai_clusters_manifolds")
 
 
 def test_compare_outputs_reads_text_missing_in_both_runs_as_equal(tmp_path):
-    from isolib.runner import compare_outputs
+    from isolib.comparison import compare_outputs
 
     committed, fresh = tmp_path / "committed", tmp_path / "fresh"
     for folder in (committed, fresh):
@@ -115,7 +115,8 @@ def test_compare_outputs_reads_text_missing_in_both_runs_as_equal(tmp_path):
 
 
 def test_compare_outputs_passes_a_copy_and_names_each_altered_result(tmp_path):
-    from isolib.runner import FIGURES_DIR, compare_outputs
+    from isolib.comparison import compare_outputs
+    from isolib.project import FIGURES_DIR
 
     source = FIGURES_DIR / "02_cai_clusters_manifolds"
     committed, fresh = tmp_path / "committed", tmp_path / "fresh"
@@ -143,7 +144,7 @@ def test_compare_outputs_passes_a_copy_and_names_each_altered_result(tmp_path):
 
 def test_a_measured_time_declared_none_is_not_compared(tmp_path):
     from isolib.plotting import save_table
-    from isolib.runner import compare_outputs
+    from isolib.comparison import compare_outputs
 
     committed, fresh = tmp_path / "committed", tmp_path / "fresh"
     save_table(pd.DataFrame({"iw": [0.5], "seconds": [0.31]}), committed, "measures", tolerance={"seconds": None})
@@ -158,7 +159,7 @@ def test_a_measured_time_declared_none_is_not_compared(tmp_path):
 def test_a_number_may_move_within_the_spread_its_table_declares_and_a_status_never(tmp_path):
     from isolib.findings import declare, sign, write_results
     from isolib.plotting import save_table
-    from isolib.runner import compare_outputs
+    from isolib.comparison import compare_outputs
 
     def run(folder, accuracy, gain):
         # One seed's accuracy (spread 0.02 over seeds) and a verdict on it.
@@ -183,7 +184,7 @@ def test_a_number_may_move_within_the_spread_its_table_declares_and_a_status_nev
 
 def test_a_restart_may_move_within_the_spread_of_its_own_group_not_of_the_whole_table(tmp_path):
     from isolib.plotting import replicates, save_table
-    from isolib.runner import compare_outputs
+    from isolib.comparison import compare_outputs
 
     def run(folder, scores):
         # k = 2: three restarts that spread (std 0.01); k = 3: three that agree (a far larger silhouette).
@@ -242,7 +243,7 @@ def test_reproduce_runs_the_quick_profile_unless_told_and_its_help_says_what_eac
 
 
 def test_make_figures_keeps_the_full_profile():
-    from isolib.runner import REPO_ROOT
+    from isolib.project import REPO_ROOT
 
     makefile = (REPO_ROOT / "Makefile").read_text()
     assert "reproduce --profile full --only $*" in makefile and "reproduce --profile quick --store" in makefile
@@ -251,22 +252,24 @@ def test_make_figures_keeps_the_full_profile():
 @pytest.mark.parametrize(("one", "other"), [("-1", "1"), ("[wikitext2]", "wikitext2"), ("[minilm, mpnet]", "minilm mpnet"),
                                             ("1", "1.0"), ("true", "'true'"), ("[1, 2]", "[2, 1]")])
 def test_different_variants_never_share_a_folder(one, other):
-    from isolib import runner
+    from isolib import parameters, project
 
-    folders = {runner.variant_dir("00_quickstart", "quick", runner.parse_overrides([["n_tokens", value]]))
+    folders = {project.variant_dir("00_quickstart", "quick", parameters.parse_overrides([["n_tokens", value]]))
                for value in (one, other)}
     assert len(folders) == 2
 
 
 def test_the_same_variant_always_gets_the_same_folder():
-    from isolib import runner
+    import hashlib
+
+    from isolib import parameters, project
 
     given = [["corpora", "[ptb, wikitext2]"], ["token_budget", "4096"], ["layers", "{minilm: [0, 3], mpnet: [1]}"]]
     again = [["layers", "{mpnet: [1], minilm: [0, 3]}"], ["token_budget", "4_096"], ["corpora", "[ptb,wikitext2]"]]
-    folder = runner.variant_dir("02_cai_clusters_manifolds", "quick", runner.parse_overrides(given))
-    assert folder == runner.variant_dir("02_cai_clusters_manifolds", "quick", runner.parse_overrides(again))
+    folder = project.variant_dir("02_cai_clusters_manifolds", "quick", parameters.parse_overrides(given))
+    assert folder == project.variant_dir("02_cai_clusters_manifolds", "quick", parameters.parse_overrides(again))
     # A digest of the values, not Python's salted hash(): the folder is the same in every process.
-    assert folder.name.endswith("-" + runner.hashlib.sha256(
+    assert folder.name.endswith("-" + hashlib.sha256(
         b'{"corpora":["ptb","wikitext2"],"layers":{"minilm":[0,3],"mpnet":[1]},"token_budget":4096}').hexdigest()[:12])
 
 
@@ -323,18 +326,18 @@ def test_check_figures_refuses_a_damaged_committed_input_in_one_sentence_before_
 
 def test_check_figures_reruns_once_every_committed_input_reads(committed_figures, monkeypatch, capsys):
     # The control of the test above: the committed inputs as they are reach the rerun (here a failing one).
-    from isolib import runner
+    from isolib import project, runner
 
     monkeypatch.setattr(runner, "run_notebook", lambda notebook, profile, folder: runner.RunResult(
         notebook, False, 0.0, folder / f"{notebook}.ipynb", "stopped by the test"))
-    for notebook in runner.notebook_names():
+    for notebook in project.notebook_names():
         assert main(["check-figures", notebook]) == 1
         assert "stopped by the test" in capsys.readouterr().err
 
 
 def test_compare_outputs_names_a_record_missing_from_the_committed_folder(tmp_path):
     from isolib.findings import declare, sign, write_results
-    from isolib.runner import compare_outputs
+    from isolib.comparison import compare_outputs
 
     committed, fresh = tmp_path / "committed", tmp_path / "fresh"
     for folder in (committed, fresh):
@@ -348,7 +351,8 @@ def test_compare_outputs_names_a_record_missing_from_the_committed_folder(tmp_pa
 
 
 def test_a_committed_value_cut_short_never_widens_its_own_tolerance(tmp_path):
-    from isolib.runner import FIGURES_DIR, compare_outputs
+    from isolib.comparison import compare_outputs
+    from isolib.project import FIGURES_DIR
 
     source = FIGURES_DIR / "02_cai_clusters_manifolds"
     committed, fresh = tmp_path / "committed", tmp_path / "fresh"

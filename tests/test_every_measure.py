@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from isolib import runner
+from isolib import parameters
 from isolib.metrics import average_cosine, effective_rank, explained_variance, isoscore, partition_isotropy
 from isolib.studies import every_measure as em
 from isolib.transforms import standardise
@@ -349,12 +349,12 @@ def test_the_windows_are_notebook_02_s_so_the_embedding_cache_is_shared():
 
 
 def notebook_defaults():
-    return {name: declared.default for name, declared in runner.parameter_declarations("05_every_measure").items()}
+    return {name: declared.default for name, declared in parameters.parameter_declarations("05_every_measure").items()}
 
 
 @pytest.mark.parametrize("profile", ["quick", "full", "paper"])
 def test_every_profile_passes_the_parameter_check(profile):
-    params = notebook_defaults() | runner.parameters("05_every_measure", profile)
+    params = notebook_defaults() | parameters.parameters("05_every_measure", profile)
     em.check_parameters(params)
 
 

@@ -412,9 +412,11 @@ def test_the_record_keeps_the_verdict_its_interval_and_the_range_of_a_threshold_
     ('{"format": 1, "title": "t"}', "malformed record"),
 ])
 def test_a_damaged_record_is_refused_in_one_sentence_naming_it(tmp_path, content, problem):
+    from isolib.errors import ResultsError
+
     if content is not None:
         (tmp_path / "results.json").write_text(content)
-    with pytest.raises(ValueError, match=problem) as error:
+    with pytest.raises(ResultsError, match=problem) as error:
         read_record(tmp_path)
     assert str(tmp_path / "results.json") in str(error.value)
 
@@ -477,7 +479,7 @@ def test_verdicts_say_per_claim_what_each_model_gives():
 
 def test_the_overview_refuses_a_study_without_its_record(committed_figures):
     from isolib.errors import ResultsError
-    from isolib.runner import study_notebooks
+    from isolib.project import study_notebooks
 
     assert "| [02_cai_clusters_manifolds](#02_cai_clusters_manifolds) |" in overview_text(committed_figures,
                                                                                           study_notebooks())

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from isolib import runner
+from isolib import project
 from isolib.findings import overview_text, read_record
 
-PACKAGE = runner.REPO_ROOT / "isolib"
+PACKAGE = project.REPO_ROOT / "isolib"
 STUDIES = PACKAGE / "studies"
 # Notebooks that are not a study of a paper, so have no study module.
 NOT_STUDIES = {"00_quickstart"}
@@ -49,39 +49,39 @@ def test_no_study_imports_another(path):
     assert not others, f"{path.name} imports {others}; shared code belongs in the library"
 
 
-@pytest.mark.parametrize("name", sorted(set(runner.notebook_names()) - NOT_STUDIES))
+@pytest.mark.parametrize("name", sorted(set(project.notebook_names()) - NOT_STUDIES))
 def test_every_study_notebook_has_its_study_module(name):
     module = name.split("_", 1)[1]
     assert (STUDIES / f"{module}.py").exists(), f"notebooks/{name}.py needs isolib/studies/{module}.py"
-    assert f"isolib.studies.{module}" in imported_modules(runner.NOTEBOOK_DIR / f"{name}.py")
+    assert f"isolib.studies.{module}" in imported_modules(project.NOTEBOOK_DIR / f"{name}.py")
 
 
 def test_every_study_module_has_its_notebook():
-    notebooks = {name.split("_", 1)[1] for name in runner.notebook_names()}
+    notebooks = {name.split("_", 1)[1] for name in project.notebook_names()}
     assert {path.stem for path in STUDY_FILES} <= notebooks
 
 
 def test_the_overview_is_generated_from_the_committed_results():
-    committed = runner.FIGURES_DIR / "README.md"
+    committed = project.FIGURES_DIR / "README.md"
     assert committed.exists(), "run `python -m isolib overview` to write figures/README.md"
     text = committed.read_text()
-    assert text == overview_text(runner.FIGURES_DIR, runner.study_notebooks()), (
+    assert text == overview_text(project.FIGURES_DIR, project.study_notebooks()), (
         "figures/README.md is stale: run `python -m isolib overview`")
-    for name in runner.study_notebooks():
-        record = read_record(runner.FIGURES_DIR / name)
+    for name in project.study_notebooks():
+        record = read_record(project.FIGURES_DIR / name)
         assert f"| [{name}](#{name}) | " + " | ".join(map(str, record.counts)) in text
 
 
 def test_the_studies_are_the_notebooks_with_a_study_package():
-    assert set(runner.study_notebooks()) == set(runner.notebook_names()) - NOT_STUDIES
+    assert set(project.study_notebooks()) == set(project.notebook_names()) - NOT_STUDIES
 
 
-@pytest.mark.parametrize("name", sorted(set(runner.notebook_names()) - NOT_STUDIES))
+@pytest.mark.parametrize("name", sorted(set(project.notebook_names()) - NOT_STUDIES))
 def test_every_committed_results_page_is_rendered_from_its_record(name):
     from isolib.findings import results_page
 
-    record = read_record(runner.FIGURES_DIR / name)  # raises for a missing or malformed record
-    assert (runner.FIGURES_DIR / name / "RESULTS.md").read_text() == results_page(record), (
+    record = read_record(project.FIGURES_DIR / name)  # raises for a missing or malformed record
+    assert (project.FIGURES_DIR / name / "RESULTS.md").read_text() == results_page(record), (
         f"figures/{name}/RESULTS.md is not the page of its results.json")
     if "smollm2" in record.models:
         assert "SmolLM2-135M-Instruct" in record.models

@@ -14,10 +14,10 @@ import papermill
 import pytest
 import yaml
 
-from isolib import runner
+from isolib import parameters, project, runner, student
 
-NOTEBOOKS = runner.notebook_names()
-ROOT = runner.REPO_ROOT
+NOTEBOOKS = project.notebook_names()
+ROOT = project.REPO_ROOT
 
 
 def test_there_are_notebooks():
@@ -30,26 +30,26 @@ def _without_version(text: str) -> str:
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_pair_is_in_sync(name):
-    ipynb = runner.NOTEBOOK_DIR / f"{name}.ipynb"
+    ipynb = project.NOTEBOOK_DIR / f"{name}.ipynb"
     assert ipynb.exists(), f"run `make quick` to create {ipynb.name}"
     as_script = jupytext.writes(jupytext.read(ipynb), fmt="py:percent")
-    source = (runner.NOTEBOOK_DIR / f"{name}.py").read_text()
+    source = (project.NOTEBOOK_DIR / f"{name}.py").read_text()
     assert _without_version(as_script) == _without_version(source), "run `make sync`, then `make quick`"
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebooks_declare_the_project_kernel(name):
     """A JupyterLab outside the project's venv must start the project's environment, not its own python3."""
-    nb = nbformat.read(runner.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
-    assert nb.metadata.kernelspec == runner.PROJECT_KERNEL
-    assert jupytext.read(runner.NOTEBOOK_DIR / f"{name}.py").metadata["kernelspec"] == runner.PROJECT_KERNEL
+    nb = nbformat.read(project.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+    assert nb.metadata.kernelspec == project.PROJECT_KERNEL
+    assert jupytext.read(project.NOTEBOOK_DIR / f"{name}.py").metadata["kernelspec"] == project.PROJECT_KERNEL
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_parameters_are_documented_and_every_profile_has_its_file(name):
-    declared = papermill.inspect_notebook(str(runner.NOTEBOOK_DIR / f"{name}.ipynb"))
+    declared = papermill.inspect_notebook(str(project.NOTEBOOK_DIR / f"{name}.ipynb"))
     assert {"profile", "output_dir"} <= set(declared)
-    cell = next(c for c in nbformat.read(runner.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4).cells
+    cell = next(c for c in nbformat.read(project.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4).cells
                 if "parameters" in c.metadata.get("tags", []))
     assigned = re.findall(r"^(\w+)\s*:", cell.source, re.M)
     assert assigned == list(declared), "papermill could not parse every parameter line (an '=' in a comment?)"
@@ -57,7 +57,7 @@ def test_parameters_are_documented_and_every_profile_has_its_file(name):
         assert info["help"], f"parameter {parameter} needs a comment"
         assert info["inferred_type_name"] != "None", f"parameter {parameter} needs a type hint"
     for profile in ("full", "paper"):
-        path = runner.PARAMS_DIR / name / f"{profile}.yaml"
+        path = project.PARAMS_DIR / name / f"{profile}.yaml"
         assert path.exists(), f"{path} is missing"
         unknown = set(yaml.safe_load(path.read_text()) or {}) - set(declared)
         assert not unknown, f"{path.name} sets parameters the notebook does not declare: {unknown}"
@@ -65,7 +65,7 @@ def test_parameters_are_documented_and_every_profile_has_its_file(name):
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_committed_notebook_is_a_clean_quick_run(name):
-    nb = nbformat.read(runner.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+    nb = nbformat.read(project.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
     note, title = nb.cells[:2]
     assert note.metadata.get("tags") == [runner.QUICK_RUN_NOTE_TAG], "run `make quick`: the quick run says what it is"
     assert note.source == runner.quick_run_note(name), "run `make quick`: the note links the full run"
@@ -96,13 +96,13 @@ def test_make_test_runs_nbval_on_every_notebook_and_readme_documents_it():
 
 
 def test_profiles_and_output_folders():
-    assert runner.parameters("00_quickstart", "quick") == {}
-    full = runner.parameters("00_quickstart", "full")
+    assert parameters.parameters("00_quickstart", "quick") == {}
+    full = parameters.parameters("00_quickstart", "full")
     assert full["profile"] == "full" and Path(full["output_dir"]) == Path("../figures/00_quickstart")  # from notebooks/
-    assert (runner.NOTEBOOK_DIR / full["output_dir"]).resolve() == ROOT / "figures" / "00_quickstart"
-    assert runner.output_dir("00_quickstart", "quick") == ROOT / "build" / "quick" / "figures" / "00_quickstart"
+    assert (project.NOTEBOOK_DIR / full["output_dir"]).resolve() == ROOT / "figures" / "00_quickstart"
+    assert project.output_dir("00_quickstart", "quick") == ROOT / "build" / "quick" / "figures" / "00_quickstart"
     with pytest.raises(ValueError, match="Unknown profile"):
-        runner.parameters("00_quickstart", "fast")
+        parameters.parameters("00_quickstart", "fast")
 
 
 STUDIES = [name for name in NOTEBOOKS if name != "00_quickstart"]
@@ -124,7 +124,7 @@ def _names(source: str, context) -> set[str]:
 def test_each_exercise_is_an_nbgrader_solution_cell_and_a_locked_autograded_test(name):
     from nbgrader.nbgraderformat import MetadataValidator
 
-    nb = nbformat.read(runner.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+    nb = nbformat.read(project.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
     MetadataValidator().validate_nb(nb)  # nbgrader's own check: valid cells, unique grade ids
     cells = nb.cells
     questions = [i for i, cell in enumerate(cells) if cell.cell_type == "markdown" and cell.source.startswith("**Exercise")]
@@ -155,7 +155,7 @@ def test_each_exercise_is_an_nbgrader_solution_cell_and_a_locked_autograded_test
 @pytest.fixture(scope="module")
 def releases(tmp_path_factory):
     folder = tmp_path_factory.mktemp("student")
-    return {path.stem: path for path in runner.student_copies("all", folder)}
+    return {path.stem: path for path in student.student_copies("all", folder)}
 
 
 def _secret_lines(nb) -> set[str]:
@@ -178,7 +178,7 @@ def test_the_release_passes_nbgraders_checks_and_holds_no_solution(name, release
     assert releases[name] == releases[name].parent / f"{name}.ipynb"
     release = nbformat.read(releases[name], as_version=4)
     MetadataValidator().validate_nb(release)
-    teacher = nbformat.read(runner.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+    teacher = nbformat.read(project.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
     graded = [cell for cell in release.cells if "nbgrader" in cell.metadata]
     assert [_grading(cell)["grade_id"] for cell in graded] == [_grading(cell)["grade_id"] for cell in teacher.cells
                                                                if "nbgrader" in cell.metadata]
@@ -194,21 +194,21 @@ def test_the_release_passes_nbgraders_checks_and_holds_no_solution(name, release
     assert _secret_lines(teacher).isdisjoint(line.strip() for line in text.splitlines()), "a solution line leaked"
     assert not [cell for cell in release.cells if cell.get("outputs")]
     assert release.cells[0].source.startswith("# "), "no quick-run note"
-    assert f'output_dir: str = "{runner.student_output_dir(name)}"' in text
+    assert f'output_dir: str = "{student.student_output_dir(name)}"' in text
 
 
 def test_the_release_is_what_nbgrader_generate_assignment_releases(tmp_path, releases):
     """nbgrader's own command on the committed notebooks gives the same notebooks, but for the quick-run note, the
-    nbval markers and output_dir (runner.for_students)."""
+    nbval markers and output_dir (student.for_students)."""
     source = tmp_path / "source" / "studies"
     source.mkdir(parents=True)
     for name in STUDIES:
-        shutil.copy(runner.NOTEBOOK_DIR / f"{name}.ipynb", source)
+        shutil.copy(project.NOTEBOOK_DIR / f"{name}.ipynb", source)
     subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "studies", "--no-db"], cwd=tmp_path,
                    check=True, capture_output=True)
     for name in STUDIES:
         theirs = nbformat.read(tmp_path / "release" / "studies" / f"{name}.ipynb", as_version=4)
-        assert runner.for_students(theirs, name) == nbformat.read(releases[name], as_version=4)
+        assert student.for_students(theirs, name) == nbformat.read(releases[name], as_version=4)
 
 
 CHEAPEST = "01_ethayarajh_contextuality"  # its quick profile takes about 30 s with a warm cache
@@ -220,7 +220,7 @@ def test_the_cheapest_release_fails_at_its_first_test_unanswered_and_passes_answ
     autograde puts the tests back) it runs to the end."""
     release = nbformat.read(releases[CHEAPEST], as_version=4)
     teacher = {_grading(cell)["grade_id"]: cell.source for cell in
-               nbformat.read(runner.NOTEBOOK_DIR / f"{CHEAPEST}.ipynb", as_version=4).cells if "nbgrader" in cell.metadata}
+               nbformat.read(project.NOTEBOOK_DIR / f"{CHEAPEST}.ipynb", as_version=4).cells if "nbgrader" in cell.metadata}
     unanswered, answered = copy.deepcopy(release), copy.deepcopy(release)
     for empty, full in zip(unanswered.cells, answered.cells):
         if "nbgrader" in empty.metadata:
@@ -235,13 +235,13 @@ def test_the_cheapest_release_fails_at_its_first_test_unanswered_and_passes_answ
     assert (stopped.value.cell_index, stopped.value.ename) == (first_test, "NameError")
     papermill.execute_notebook(str(tmp_path / "answered.ipynb"), str(tmp_path / "answered-run.ipynb"),
                                cwd=str(tmp_path), kernel_name="python3", progress_bar=False)
-    assert (tmp_path / runner.student_output_dir(CHEAPEST) / "per_layer.csv").exists(), "outputs beside the copy"
+    assert (tmp_path / student.student_output_dir(CHEAPEST) / "per_layer.csv").exists(), "outputs beside the copy"
     with pytest.raises(ValueError, match="Unknown notebook"):
-        runner.student_copy("99_nothing", tmp_path)
+        student.student_copy("99_nothing", tmp_path)
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebooks_use_no_unix_only_module(name):
     """Peak memory comes from isolib.runner.peak_memory_gib, which copes with Windows and macOS."""
-    source = (runner.NOTEBOOK_DIR / f"{name}.py").read_text()
+    source = (project.NOTEBOOK_DIR / f"{name}.py").read_text()
     assert not re.search(r"^\s*(import|from)\s+(resource|fcntl|termios|pwd|grp)\b", source, re.M)

@@ -80,15 +80,15 @@ def test_batched_equals_alone_even_without_a_pad_token(family, tiny_models, cach
 
 
 def test_notebook_01_runs_end_to_end_on_tiny_bert_and_gpt2(tiny_models, cache_dir, tmp_path, monkeypatch, capsys):
-    from isolib import runner
+    from isolib import parameters, project
     from isolib.cli import main
 
-    monkeypatch.setattr(runner, "BUILD_DIR", tmp_path)
+    monkeypatch.setattr(project, "BUILD_DIR", tmp_path)
     models = f"[{tiny_models['bert']}, {tiny_models['gpt2']}]"
     overrides = ["-p", "models", models, "-p", "n_sentences", "300", "-p", "max_occurrences", "100"]
     assert main(["reproduce", "--profile", "quick", "--only", "01_ethayarajh_contextuality", *overrides]) == 0, \
         capsys.readouterr()
-    folder = runner.variant_dir("01_ethayarajh_contextuality", "quick", runner.parse_overrides(
+    folder = project.variant_dir("01_ethayarajh_contextuality", "quick", parameters.parse_overrides(
         [overrides[i + 1: i + 3] for i in range(0, len(overrides), 3)]))
     results = (folder / "figures" / "RESULTS.md").read_text()
     assert tiny_models["bert"] in results and tiny_models["gpt2"] in results

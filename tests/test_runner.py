@@ -10,7 +10,7 @@ import jupytext
 import nbformat
 import pytest
 
-from isolib import runner
+from isolib import parameters, project, runner, student
 
 TINY = "00_tiny"
 TINY_SOURCE = '''# ---
@@ -47,16 +47,16 @@ print(profile, output_dir)  # NBVAL_CHECK_OUTPUT
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
+def tiny_project(tmp_path, monkeypatch):
     """A project with the tiny notebook alone: notebooks/, its full profile, build/ and figures/ under tmp_path."""
     notebooks = tmp_path / "notebooks"
     (notebooks / "params" / TINY).mkdir(parents=True)
     (notebooks / f"{TINY}.py").write_text(TINY_SOURCE)
     (notebooks / "params" / TINY / "full.yaml").write_text("n_points: 5\n")
-    shutil.copy(runner.REPO_ROOT / "jupytext.toml", tmp_path)  # the pairing, as in the repository
+    shutil.copy(project.REPO_ROOT / "jupytext.toml", tmp_path)  # the pairing, as in the repository
     for name, path in {"REPO_ROOT": tmp_path, "NOTEBOOK_DIR": notebooks, "PARAMS_DIR": notebooks / "params",
                        "BUILD_DIR": tmp_path / "build", "FIGURES_DIR": tmp_path / "figures"}.items():
-        monkeypatch.setattr(runner, name, path)
+        monkeypatch.setattr(project, name, path)
     return tmp_path
 
 
@@ -95,7 +95,7 @@ def _tags(nb) -> list[list[str]]:
     return [cell.metadata.get("tags", []) for cell in nb.cells]
 
 
-def test_a_full_run_keeps_its_executed_notebook_with_figures_inline_beside_its_outputs(project, monkeypatch, capfd):
+def test_a_full_run_keeps_its_executed_notebook_with_figures_inline_beside_its_outputs(tiny_project, monkeypatch, capfd):
     """A real kernel on the tiny notebook: the figure is stored as PNG, the copy names no run and no machine;
     the terminal shows each cell's progress, and no kernel warning."""
     monkeypatch.setenv("ISOLIB_PROGRESS", "1")
@@ -107,8 +107,8 @@ def test_a_full_run_keeps_its_executed_notebook_with_figures_inline_beside_its_o
     assert re.search(r"^00_tiny: cell 3 of 4, \d+ s: import matplotlib", terminal, re.M)
     assert "without encryption" not in terminal and "WARNING" not in terminal
     assert runner.os.environ["ISOLIB_PROGRESS"] == "1", "the kernel's setting does not outlive the run"
-    kept = nbformat.read(project / "figures" / TINY / f"{TINY}.ipynb", as_version=4)
-    assert kept.metadata.kernelspec == runner.PROJECT_KERNEL
+    kept = nbformat.read(tiny_project / "figures" / TINY / f"{TINY}.ipynb", as_version=4)
+    assert kept.metadata.kernelspec == project.PROJECT_KERNEL
     assert "papermill" not in kept.metadata and "jupytext" not in kept.metadata
     assert [cell.id for cell in kept.cells] == [f"cell-{n}" for n in range(len(kept.cells))]
     assert not [cell for cell in kept.cells if {"papermill", "execution"} & set(cell.metadata)]
@@ -117,21 +117,21 @@ def test_a_full_run_keeps_its_executed_notebook_with_figures_inline_beside_its_o
     assert not [output for output in outputs if output.get("name") == "stderr"]
     assert "cell 1 of" not in nbformat.writes(kept)
     injected = next(cell for cell in kept.cells if "injected-parameters" in cell.metadata.get("tags", []))
-    assert 'output_dir = "../figures/00_tiny"' in injected.source and str(project) not in injected.source
+    assert 'output_dir = "../figures/00_tiny"' in injected.source and str(tiny_project) not in injected.source
     assert "n_points = 5" in injected.source
 
 
-def test_variants_and_check_runs_never_write_into_figures(project, fake_papermill):
+def test_variants_and_check_runs_never_write_into_figures(tiny_project, fake_papermill):
     assert runner.run_notebook(TINY, "full", overrides={"n_points": 2}).ok
-    assert runner.run_notebook(TINY, "full", folder=project / "build" / "check").ok
+    assert runner.run_notebook(TINY, "full", folder=tiny_project / "build" / "check").ok
     assert runner.run_notebook(TINY, "quick").ok
-    assert not (project / "figures").exists()
+    assert not (tiny_project / "figures").exists()
     assert runner.run_notebook(TINY, "full").ok
-    assert [path.name for path in (project / "figures" / TINY).iterdir()] == [f"{TINY}.ipynb"]
+    assert [path.name for path in (tiny_project / "figures" / TINY).iterdir()] == [f"{TINY}.ipynb"]
 
 
-def test_a_stored_quick_run_opens_with_the_note_once_and_stays_paired(project, fake_papermill):
-    stored, script = project / "notebooks" / f"{TINY}.ipynb", project / "notebooks" / f"{TINY}.py"
+def test_a_stored_quick_run_opens_with_the_note_once_and_stays_paired(tiny_project, fake_papermill):
+    stored, script = tiny_project / "notebooks" / f"{TINY}.ipynb", tiny_project / "notebooks" / f"{TINY}.py"
     scripts = []
     for _ in range(2):  # the second run reads the script the first one rewrote, note included
         assert runner.run_notebook(TINY, "quick", store=True).ok
@@ -143,7 +143,7 @@ def test_a_stored_quick_run_opens_with_the_note_once_and_stays_paired(project, f
     assert _tags(nb)[0] == [runner.QUICK_RUN_NOTE_TAG] and nb.cells[0].cell_type == "markdown"
     assert nb.cells[0].source == runner.quick_run_note(TINY) and nb.cells[1].source.startswith("# A tiny notebook")
     assert [cell.id for cell in nb.cells] == [runner.QUICK_RUN_NOTE_TAG] + [f"cell-{n}" for n in range(len(nb.cells) - 1)]
-    assert "papermill" not in nb.metadata and nb.metadata.kernelspec == runner.PROJECT_KERNEL
+    assert "papermill" not in nb.metadata and nb.metadata.kernelspec == project.PROJECT_KERNEL
     before = {path: path.read_bytes() for path in (stored, script)}
     jupytext = Path(sys.executable).with_name("jupytext")
     for _ in range(2):
@@ -151,26 +151,26 @@ def test_a_stored_quick_run_opens_with_the_note_once_and_stays_paired(project, f
         assert {path: path.read_bytes() for path in (stored, script)} == before, "jupytext --sync changed the pair"
 
 
-def test_the_note_links_the_full_run_from_notebooks(project):
+def test_the_note_links_the_full_run_from_notebooks(tiny_project):
     assert "(../figures/00_tiny/00_tiny.ipynb)" in runner.quick_run_note(TINY)
     assert "RESULTS.md" not in runner.quick_run_note(TINY)  # 00 declares no findings
-    (project / "figures" / TINY).mkdir(parents=True)
-    (project / "figures" / TINY / "RESULTS.md").write_text("# Results\n")
+    (tiny_project / "figures" / TINY).mkdir(parents=True)
+    (tiny_project / "figures" / TINY / "RESULTS.md").write_text("# Results\n")
     assert "[its RESULTS.md](../figures/00_tiny/RESULTS.md)" in runner.quick_run_note(TINY)
 
 
-def test_storing_a_stored_notebook_again_changes_nothing(project, fake_papermill):
+def test_storing_a_stored_notebook_again_changes_nothing(tiny_project, fake_papermill):
     assert runner.run_notebook(TINY, "quick", store=True).ok
-    stored, script = project / "notebooks" / f"{TINY}.ipynb", project / "notebooks" / f"{TINY}.py"
+    stored, script = tiny_project / "notebooks" / f"{TINY}.ipynb", tiny_project / "notebooks" / f"{TINY}.py"
     before = {path: path.read_bytes() for path in (stored, script)}
-    copy = project / "copy.ipynb"
+    copy = tiny_project / "copy.ipynb"
     shutil.copy(stored, copy)
     runner.store_reference(copy, stored)
     assert {path: path.read_bytes() for path in (stored, script)} == before
 
 
 def test_progress_is_one_line_per_code_cell_off_a_terminal_and_quiet_under_isolib_progress_0(
-        project, fake_papermill, monkeypatch, capsys):
+        tiny_project, fake_papermill, monkeypatch, capsys):
     monkeypatch.setenv("ISOLIB_PROGRESS", "0")
     assert runner.run_notebook(TINY, "quick").ok
     assert capsys.readouterr().err == ""
@@ -204,7 +204,7 @@ def test_durations_read_as_a_person_says_them(seconds, text):
     assert runner._duration(seconds) == text
 
 
-@pytest.mark.parametrize("name", runner.notebook_names())
+@pytest.mark.parametrize("name", project.notebook_names())
 def test_the_parameters_cell_is_read_as_papermill_reads_it(name):
     """The runner reads the parameters cell without papermill (fast); names, types and defaults must agree."""
     import ast
@@ -212,16 +212,16 @@ def test_the_parameters_cell_is_read_as_papermill_reads_it(name):
     import jupytext
     from papermill.translators import PythonTranslator
 
-    cells = jupytext.read(runner.NOTEBOOK_DIR / f"{name}.py").cells
+    cells = jupytext.read(project.NOTEBOOK_DIR / f"{name}.py").cells
     inspected = PythonTranslator.inspect(next(cell for cell in cells if "parameters" in cell.metadata.get("tags", [])))
-    declared = runner.parameter_declarations(name)
+    declared = parameters.parameter_declarations(name)
     assert list(declared) == [parameter.name for parameter in inspected]
     for parameter in inspected:
         assert declared[parameter.name].annotation == parameter.inferred_type_name
-        assert parameter.inferred_type_name in runner._TYPES, "the runner checks int, float, str, bool, list, dict"
+        assert parameter.inferred_type_name in parameters._TYPES, "the runner checks int, float, str, bool, list, dict"
         assert declared[parameter.name].default == ast.literal_eval(parameter.default)
         assert declared[parameter.name].comment == parameter.help
-    runner.check_parameters(name, {})  # the defaults pass their own checks
+    parameters.check_parameters(name, {})  # the defaults pass their own checks
 
 
 # Every case of issue 29, item 7, and more of each kind: (notebook, -p NAME VALUE, words of the sentence).
@@ -282,7 +282,7 @@ def test_bad_parameters_are_refused_in_one_sentence_before_any_kernel_starts(not
 
 
 def test_an_empty_appendix_needs_no_model():
-    runner.parameters("04_mickus_isotropy_clusters", "quick", {"glue_tasks": [], "glue_models": []})
+    parameters.parameters("04_mickus_isotropy_clusters", "quick", {"glue_tasks": [], "glue_models": []})
 
 
 @pytest.mark.parametrize(("value", "sentence"), [
@@ -295,16 +295,16 @@ def test_an_empty_appendix_needs_no_model():
 ])
 def test_an_override_is_bounded_before_yaml_builds_it(value, sentence):
     with pytest.raises(ValueError, match=re.escape(f"The value of -p models {sentence}")):
-        runner.parse_overrides([["models", value]])
+        parameters.parse_overrides([["models", value]])
 
 
 def test_an_override_is_checked_before_its_variant_folder_is_named(monkeypatch):
     def no_folder(*args):
         raise AssertionError("the variant folder was named")
 
-    monkeypatch.setattr(runner, "variant_dir", no_folder)
+    monkeypatch.setattr(project, "variant_dir", no_folder)
     with pytest.raises(ValueError, match="models must have mapping keys of one type"):
-        runner.parameters("00_quickstart", "quick", {"models": [{1: "a", "b": "c"}]})
+        parameters.parameters("00_quickstart", "quick", {"models": [{1: "a", "b": "c"}]})
 
 
 def test_a_sample_larger_than_its_corpus_says_it_takes_the_whole_corpus():
@@ -315,10 +315,10 @@ def test_a_sample_larger_than_its_corpus_says_it_takes_the_whole_corpus():
         assert sample_sentences(["a", "b", "c"], 1000) == ["a", "b", "c"]
 
 
-def test_a_profile_file_is_checked_too(project):
-    (project / "notebooks" / "params" / TINY / "full.yaml").write_text("n_points: many\n")
+def test_a_profile_file_is_checked_too(tiny_project):
+    (tiny_project / "notebooks" / "params" / TINY / "full.yaml").write_text("n_points: many\n")
     with pytest.raises(ValueError, match="n_points must be of type int"):
-        runner.parameters(TINY, "full")
+        parameters.parameters(TINY, "full")
 
 
 def test_the_cli_refuses_each_case_of_the_issue_within_five_seconds():
@@ -329,7 +329,7 @@ def test_the_cli_refuses_each_case_of_the_issue_within_five_seconds():
     for notebook, pair, _ in [case for case in REFUSED if "must be of type" in case[2]]:
         start = time.perf_counter()
         finished = subprocess.run([sys.executable, "-m", "isolib", "reproduce", "--only", notebook, "-p", *pair],
-                                  capture_output=True, text=True, cwd=runner.REPO_ROOT)
+                                  capture_output=True, text=True, cwd=project.REPO_ROOT)
         assert finished.returncode == 2 and finished.stderr.count("\n") == 1
         assert time.perf_counter() - start < 5, f"{pair} took {time.perf_counter() - start:.1f} s"
 
@@ -342,17 +342,17 @@ def test_sample_sentences_refuses_a_negative_count():
     assert sample_sentences(["a", "b", "c"], 0) == ["a", "b", "c"]
 
 
-def test_a_student_copy_is_nbgraders_release_without_note_markers_or_a_path_above_itself(project, fake_papermill):
+def test_a_student_copy_is_nbgraders_release_without_note_markers_or_a_path_above_itself(tiny_project, fake_papermill):
     """Solutions become nbgrader's stub, hidden tests go, test cells are locked; the quick-run note and the nbval
     markers go, and output_dir points into the copy's own folder."""
     from nbgrader.preprocessors import ClearSolutions
 
     assert runner.run_notebook(TINY, "quick", store=True).ok
-    stored = project / "notebooks" / f"{TINY}.ipynb"
+    stored = tiny_project / "notebooks" / f"{TINY}.ipynb"
     nb = nbformat.read(stored, as_version=4)
     with pytest.raises(ValueError, match="no exercise"):
-        runner.student_copy(TINY, project / "student")
-    assert runner.student_copies("all", project / "student") == [], "a notebook without exercises has no copy"
+        student.student_copy(TINY, tiny_project / "student")
+    assert student.student_copies("all", tiny_project / "student") == [], "a notebook without exercises has no copy"
     grading = {"schema_version": 3, "locked": False, "grade": False, "solution": True, "grade_id": "exercise_1"}
     nb.cells.append(nbformat.v4.new_code_cell("### BEGIN SOLUTION\n# NBVAL_CHECK_OUTPUT\nanswer = 42\n"
                                               "### END SOLUTION", metadata={"nbgrader": grading}))
@@ -360,10 +360,10 @@ def test_a_student_copy_is_nbgraders_release_without_note_markers_or_a_path_abov
     nb.cells.append(nbformat.v4.new_code_cell("assert answer > 0\n### BEGIN HIDDEN TESTS\nassert answer == 42\n"
                                               "### END HIDDEN TESTS", metadata={"nbgrader": test}))
     nbformat.write(nb, stored)
-    (project / "notebooks" / f"{TINY}.py").write_text(jupytext.writes(nb, fmt="py:percent"))  # the pair, as synced
-    assert runner.exercise_notebooks() == [TINY]
-    (path,) = runner.student_copies("all", project / "student")
-    assert path == project / "student" / f"{TINY}.ipynb"
+    (tiny_project / "notebooks" / f"{TINY}.py").write_text(jupytext.writes(nb, fmt="py:percent"))  # the pair, as synced
+    assert student.exercise_notebooks() == [TINY]
+    (path,) = student.student_copies("all", tiny_project / "student")
+    assert path == tiny_project / "student" / f"{TINY}.ipynb"
     copy = nbformat.read(path, as_version=4)
     assert [tags for tags in _tags(copy) if runner.QUICK_RUN_NOTE_TAG in tags] == []
     assert copy.cells[0].source.startswith("# A tiny notebook")
@@ -379,7 +379,7 @@ def test_the_release_steps_are_generate_assignments_less_its_database():
     from nbgrader.converters import GenerateAssignment
 
     steps = [step.__name__ for step in GenerateAssignment.class_traits()["preprocessors"].default()]
-    assert [step for step in steps if step != "SaveCells"] == list(runner.RELEASE_STEPS)
+    assert [step for step in steps if step != "SaveCells"] == list(student.RELEASE_STEPS)
 
 
 def test_the_student_command_builds_every_study_by_default():
@@ -387,4 +387,4 @@ def test_the_student_command_builds_every_study_by_default():
 
     assert build_parser().parse_args(["student"]).notebook == "all"
     assert build_parser().parse_args(["student", "01_ethayarajh_contextuality"]).notebook == "01_ethayarajh_contextuality"
-    assert runner.exercise_notebooks() == [name for name in runner.notebook_names() if name != "00_quickstart"]
+    assert student.exercise_notebooks() == [name for name in project.notebook_names() if name != "00_quickstart"]

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from isolib.errors import ResultsError
 from isolib.findings.rules import Verdict, _number, threshold_range
 from isolib.views import View
 
@@ -385,23 +386,23 @@ def read_record(folder: str | Path) -> Record:
 
     Raises
     ------
-    ValueError
+    ResultsError
         In one sentence naming the file, if it is missing, not JSON, of another format, or not a record.
     """
     path = Path(folder) / RECORD_FILE
     try:
         document = json.loads(path.read_text())
     except FileNotFoundError:
-        raise ValueError(f"{path} is missing: run the study's notebook (or `python -m isolib judge`) to write it."
+        raise ResultsError(f"{path} is missing: run the study's notebook (or `python -m isolib judge`) to write it."
                          ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} cannot be read ({error}); restore it with git or rerun the study.") from None
+        raise ResultsError(f"{path} cannot be read ({error}); restore it with git or rerun the study.") from None
     if not isinstance(document, dict) or document.get("format") != RECORD_FORMAT:
-        raise ValueError(f"{path} is not a results record of format {RECORD_FORMAT}; restore it with git or rerun "
+        raise ResultsError(f"{path} is not a results record of format {RECORD_FORMAT}; restore it with git or rerun "
                          "the study.")
     try:
         return Record(document["title"], document["citation"], document["models"], tuple(document["notes"]),
                       tuple(_finding_from_json(fields) for fields in document["findings"]))
     except (KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"{path} holds a malformed record ({type(error).__name__}: {error}); restore it with git "
+        raise ResultsError(f"{path} holds a malformed record ({type(error).__name__}: {error}); restore it with git "
                          "or rerun the study.") from None

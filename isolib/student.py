@@ -1,0 +1,90 @@
+"""Student copies of the study notebooks, as nbgrader's ``generate_assignment`` releases them (TEACHING.md)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from isolib import project
+from isolib.runner import without_quick_run_note
+
+# The steps of nbgrader's `generate_assignment` (nbgrader.converters.GenerateAssignment.preprocessors), in its
+# order, less SaveCells, which records the cells in nbgrader's database; tests/test_runner.py checks the list.
+RELEASE_STEPS = ("IncludeHeaderFooter", "InstantiateTests", "LockCells", "ClearSolutions", "ClearOutput",
+                 "CheckCellMetadata", "ComputeChecksums", "ClearHiddenTests", "ClearMarkScheme", "ComputeChecksums",
+                 "CheckCellMetadata")
+# An nbval marker: a comment line of its own (the form nbval reads), or a trailing comment.
+_NBVAL_MARKER = re.compile(r"^[ \t]*#+[ \t]*NBVAL_\w+[ \t]*(?:\n|$)|[ \t]+#+[ \t]*NBVAL_\w+[ \t]*$", re.M)
+_SOLUTION_CELL = re.compile(r'^# %% .*nbgrader=\{[^\n]*"solution": true', re.M)
+
+
+def exercise_notebooks() -> list[str]:
+    """The notebooks with exercises: those with an nbgrader solution cell in their ``.py``, in order."""
+    return [name for name in project.notebook_names() if _SOLUTION_CELL.search((project.NOTEBOOK_DIR / f"{name}.py").read_text())]
+
+
+def student_output_dir(notebook: str) -> str:
+    """The ``output_dir`` of a student copy: relative to the copy's own folder, where its kernel starts."""
+    return f"outputs/{notebook}"
+
+
+def for_students(nb, notebook: str):
+    """``nb`` without its quick-run note and nbval markers, its ``output_dir`` set to :func:`student_output_dir`.
+
+    The note's links and the markers are for the committed quick run; nbgrader's cells are left as they are.
+    """
+    nb = without_quick_run_note(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = _NBVAL_MARKER.sub("", cell.source)
+        if "parameters" in cell.metadata.get("tags", []):
+            cell.source, found = re.subn(r'^(output_dir: str = )"[^"\n]*"', rf'\1"{student_output_dir(notebook)}"',
+                                         cell.source, count=1, flags=re.M)
+            if not found:
+                raise ValueError(f"{notebook}: its parameters cell declares no output_dir: str = \"...\".")
+    return nb
+
+
+def student_copy(notebook: str, folder: Path | None = None) -> Path:
+    """Release a study notebook to students, as nbgrader's ``generate_assignment`` would.
+
+    The committed notebook goes through nbgrader's own preprocessors (:data:`RELEASE_STEPS`): each solution
+    region becomes nbgrader's ``# YOUR CODE HERE`` stub, hidden tests go, the autograded test cells are
+    locked and checksummed, outputs are cleared and the nbgrader metadata is validated. Before that the
+    quick-run note and the nbval markers go, and ``output_dir`` is set to :func:`student_output_dir`, so
+    the copy writes into a folder beside itself. The copy goes to ``folder/<notebook>.ipynb`` (default
+    ``build/student/``), never into ``notebooks/``, and runs from there as it is (its data and cache
+    paths do not depend on where it lies).
+
+    Returns
+    -------
+    Path
+        The student notebook.
+    """
+    import nbformat
+
+    try:
+        from nbgrader import preprocessors
+    except ImportError:
+        raise ImportError("Student copies need nbgrader: install the project with its dev extra "
+                          "(`make setup`, or pip install -c constraints.txt -e '.[dev]').") from None
+
+    if notebook not in project.notebook_names():
+        raise ValueError(f"Unknown notebook {notebook}; notebooks are: {', '.join(project.notebook_names())}.")
+    nb = nbformat.read(project.NOTEBOOK_DIR / f"{notebook}.ipynb", as_version=4)
+    if not any(cell.metadata.get("nbgrader", {}).get("solution") for cell in nb.cells):
+        raise ValueError(f"{notebook} has no exercise: no nbgrader solution cell.")
+    nb = for_students(nb, notebook)
+    resources: dict = {}
+    for step in RELEASE_STEPS:
+        nb, resources = getattr(preprocessors, step)().preprocess(nb, resources)
+    target = (folder or project.BUILD_DIR / "student") / f"{notebook}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target)
+    return target
+
+
+def student_copies(notebook: str = "all", folder: Path | None = None) -> list[Path]:
+    """:func:`student_copy` of one notebook, or of every one of :func:`exercise_notebooks` for ``"all"``."""
+    return [student_copy(name, folder) for name in (exercise_notebooks() if notebook == "all" else [notebook])]
+
