@@ -39,15 +39,19 @@ def as_points(X, *, name: str = "X", min_samples: int = 1, dtype=np.float64) -> 
     Raises
     ------
     ValueError
-        If ``X`` is a scipy sparse matrix, is not 2-D, has fewer than
-        ``min_samples`` rows, no columns, or contains NaN or infinity.
+        If ``X`` is a scipy sparse matrix, holds complex numbers, is not 2-D,
+        has fewer than ``min_samples`` rows, no columns, or contains NaN or infinity.
     """
     if _is_scipy_sparse(X):
         # numpy would otherwise fail with "setting an array element with a sequence".
         raise ValueError(
             f"{name} is a scipy sparse matrix; pass a dense array ({name}.toarray()) of shape (n_samples, n_features)."
         )
-    arr = np.asarray(X, dtype=dtype)
+    arr = np.asarray(X)
+    if arr.dtype.kind == "c":  # numpy would only warn, and drop the imaginary part
+        raise ValueError(f"{name} holds complex numbers, whose imaginary part this measure would drop; pass real "
+                         f"points ({name}.real, or abs({name})).")
+    arr = arr.astype(dtype, copy=False)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features), got shape {arr.shape}.")
     if arr.shape[0] < min_samples:

@@ -29,6 +29,7 @@ the next prune removes the leftovers. An entry whose lock a running process hold
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import errno
 import hashlib
@@ -51,7 +52,7 @@ import pandas as pd
 from filelock import FileLock, Timeout
 
 from isolib.computation import computation_digest
-from isolib.errors import IsolibError
+from isolib.errors import IsolibError, os_error_text
 from isolib.models import OFFLINE_MODELS, cache_root
 
 __all__ = ["CacheEntry", "CacheError", "CacheWarning", "entries", "listing", "sizes", "prune", "remove_entry",
@@ -150,7 +151,7 @@ def manifest_problem(folder: Path, *, full: bool = True, required: Sequence[str]
         records = {str(name): (int(record["size"]), str(record["sha256"])) for name, record in files.items()}
     except FileNotFoundError:
         return f"it has no {MANIFEST}"
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return f"its {MANIFEST} is unreadable"
     if missing := [name for name in required if name not in records]:
         return f"its {MANIFEST} does not list {missing[0]}"
@@ -171,7 +172,8 @@ def manifest_problem(folder: Path, *, full: bool = True, required: Sequence[str]
 
 
 def set_aside(folder: Path, problem: str) -> Path:
-    """Rename a damaged entry to ``<name>.damaged-<id>`` (no run trusts it; prune removes it) and warn once."""
+    """Rename a damaged entry or stored result to ``<name>.damaged-<id>`` (no run trusts it; prune removes it) and
+    warn once."""
     aside = folder.with_name(f"{folder.name}.damaged-{uuid.uuid4().hex[:8]}")
     os.replace(folder, aside)
     warnings.warn(f"The cache entry {folder} was damaged ({problem}); it was set aside as {aside.name} "
@@ -226,6 +228,23 @@ def write_text(path: Path, text: str) -> None:
         raise
 
 
+@contextlib.contextmanager
+def one_sentence_os_errors(root: Path | None = None):
+    """Raise an OSError on a path inside the cache as a :class:`CacheError` of one sentence: the path, what is
+    wrong with it (read-only, a folder where a file belongs, a link, no permission) and the fix.
+
+    Other OSErrors (a model's files, a file a concurrent prune took) pass unchanged.
+    """
+    try:
+        yield
+    except OSError as error:
+        inside = error.filename is not None and Path(error.filename).absolute().is_relative_to(
+            (root or cache_root()).absolute())
+        if not inside or isinstance(error, FileNotFoundError):
+            raise
+        raise CacheError(os_error_text(error, "ISOLIB_CACHE_DIR")) from None
+
+
 # --------------------------------------------------------------------------- listing
 def _folder_size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
@@ -253,7 +272,7 @@ def _embedding_entry(path: Path) -> CacheEntry:
         meta = json.loads(meta_path.read_text())
         model, layers, dtype = str(meta["model"]), tuple(int(layer) for layer in meta["layers"]), str(meta["dtype"])
         n_texts = meta.get("n_sentences")
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         return _unknown(path, "broken", f"meta.json is unreadable ({type(error).__name__}: {error})")
     status, problem = "complete", ""
     if meta.get("format") != CACHE_FORMAT:
@@ -370,7 +389,9 @@ def prune(*, older_than_days: float | None = None, model: str | None = None, fol
 
     Broken entries, entries of an older cache format and unpacked models are pruned like the others.
     An entry whose lock a running process holds (it is computing that entry) is skipped with a
-    :class:`CacheWarning`; lock files nobody holds are removed.
+    :class:`CacheWarning`; lock files nobody holds are removed. A symbolic link (an entry or a lock
+    file) is never followed nor deleted: it is skipped with a :class:`CacheWarning`, and so is the entry
+    whose lock file is one.
 
     Parameters
     ----------
@@ -396,6 +417,8 @@ def prune(*, older_than_days: float | None = None, model: str | None = None, fol
     ValueError
         If no filter is given and ``everything`` is False, or ``older_than_days`` is negative, NaN or
         infinite.
+    CacheError
+        If an entry or lock file cannot be deleted (a read-only cache, a folder where a lock file belongs).
     """
     if older_than_days is None and model is None and not folders and not everything:
         raise ValueError("Give --older-than DAYS, --model NAME, --folder NAME or --all; a bare prune deletes nothing.")
@@ -403,8 +426,13 @@ def prune(*, older_than_days: float | None = None, model: str | None = None, fol
     if older_than_days is not None and not 0 <= older_than_days < math.inf:
         raise ValueError(f"--older-than must be a finite number of days >= 0, got {older_than_days}.")
     cutoff = None if older_than_days is None else time.time() - older_than_days * 86400
+    root = root or cache_root()
+    found = entries(root)
+    links = _links_left_alone([entry.path for entry in found] + sorted((root / "embeddings").glob("*.lock")))
     chosen = []
-    for entry in entries(root):
+    for entry in found:
+        if entry.path in links or (entry.path.parent.name == "embeddings" and lock_path(entry.path) in links):
+            continue
         if entry.status == "leftover":
             if entry.last_used < time.time() - LEFTOVER_AGE_SECONDS:
                 chosen.append(entry)
@@ -419,28 +447,46 @@ def prune(*, older_than_days: float | None = None, model: str | None = None, fol
     if dry_run:
         return chosen
     removed = []
-    for entry in chosen:
-        in_embeddings = entry.path.parent.name == "embeddings"
-        lock = _try_lock(lock_path(entry.path)) if in_embeddings else None
-        if in_embeddings and lock is None:
-            warnings.warn(f"Skipped {entry.path.name}: a running process is computing it.", CacheWarning, stacklevel=2)
-            continue
-        try:
-            if entry.status == "leftover":
-                shutil.rmtree(entry.path, ignore_errors=True)
-            elif entry.path.exists():  # a concurrent prune may have taken it
-                remove_entry(entry.path)
-        finally:
-            if lock is not None:
-                lock.release()
-        removed.append(entry)
-    _remove_free_locks((root or cache_root()) / "embeddings")
+    with one_sentence_os_errors(root):
+        for entry in chosen:
+            in_embeddings = entry.path.parent.name == "embeddings"
+            lock = _try_lock(lock_path(entry.path)) if in_embeddings else None
+            if in_embeddings and lock is None:
+                warnings.warn(f"Skipped {entry.path.name}: a running process is computing it.", CacheWarning,
+                              stacklevel=2)
+                continue
+            try:
+                if entry.status == "leftover":
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                elif entry.path.exists():  # a concurrent prune may have taken it
+                    remove_entry(entry.path)
+            finally:
+                if lock is not None:
+                    lock.release()
+            removed.append(entry)
+        _remove_free_locks(root / "embeddings", links)
     return removed
 
 
-def _remove_free_locks(folder: Path) -> None:
-    """Delete the lock files no running process holds (taken first, so none is deleted under a holder)."""
+def _links_left_alone(paths: Sequence[Path]) -> set[Path]:
+    """The symbolic links among ``paths``, each named in a :class:`CacheWarning`.
+
+    Prune never follows a link (its target may lie outside the cache, and a lock file is never one)
+    nor deletes it: the user put it there.
+    """
+    links = {path for path in paths if path.is_symlink()}
+    for link in sorted(links):
+        warnings.warn(f"Skipped {link}: it is a symbolic link, which prune never follows; delete the link yourself "
+                      "if it is not wanted (an entry whose lock file is a link is kept until then).", CacheWarning,
+                      stacklevel=3)
+    return links
+
+
+def _remove_free_locks(folder: Path, links: set[Path]) -> None:
+    """Delete the lock files no running process holds (taken first, so none is deleted under a holder), but no link."""
     for path in sorted(folder.glob("*.lock")) if folder.is_dir() else []:
+        if path in links:
+            continue
         lock = _try_lock(path)
         if lock is not None:
             path.unlink(missing_ok=True)
@@ -476,7 +522,7 @@ def verify(root: Path | None = None) -> list[CacheEntry]:
             continue
         problem = entry.problem or entry_problem(entry.path)
         if problem:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), one_sentence_os_errors(root):
                 warnings.simplefilter("ignore", CacheWarning)  # the caller reports them
                 aside = set_aside(entry.path, problem)
             damaged.append(dataclasses.replace(entry, path=aside, status="broken", problem=problem))
@@ -696,7 +742,7 @@ def _read_result(path: Path):
         size, sha256 = int(header["size"]), str(header["sha256"])
         if header["format"] != RESULT_FORMAT:
             raise ValueError(f"it has format {header['format']!r}, not {RESULT_FORMAT}")
-    except (ValueError, KeyError, TypeError) as error:
+    except (ValueError, KeyError, TypeError, RecursionError) as error:
         raise ValueError(f"its header is unreadable ({error})") from None
     if len(payload) != size:
         raise ValueError(f"it holds {len(payload)} bytes where {size} were written")
@@ -704,7 +750,7 @@ def _read_result(path: Path):
         raise ValueError("it does not match the checksum recorded when it was written")
     try:
         return decode_value(json.loads(payload))
-    except (ValueError, KeyError, TypeError, AttributeError, ImportError) as error:
+    except Exception as error:  # whatever a damaged value makes the decoder raise (a RecursionError too): not trusted
         raise ValueError(f"it cannot be decoded ({type(error).__name__}: {error})") from None
 
 
@@ -734,9 +780,9 @@ def memoized(name: str, inputs: dict, compute: Callable[[], object], *, code: Se
     nothing trusted); ``key`` hashes ``inputs`` by content and what the ``code`` modules compute
     (:func:`isolib.computation.computation_digest`: their code and the library code they import, never
     their docstrings or comments), so editing the code that computes a value recomputes it and editing
-    its prose does not. A stored
-    value that fails its checks is computed again with one :class:`CacheWarning`; a value pickled
-    by an older version (``<key>.pkl``) is never read, only replaced.
+    its prose does not. A stored value that fails its checks or cannot be decoded is set aside
+    (``<key>.jsonl.damaged-<id>``) and computed again, with one :class:`CacheWarning`; a value pickled by
+    an older version (``<key>.pkl``) is never read, only replaced.
 
     Parameters
     ----------
@@ -756,6 +802,8 @@ def memoized(name: str, inputs: dict, compute: Callable[[], object], *, code: Se
     ------
     TypeError
         If an input cannot be hashed, or the computed value cannot be stored.
+    CacheError
+        If the stored value cannot be read or written (a read-only cache, a folder where its file belongs).
     """
     if not store:
         return compute()
@@ -765,15 +813,16 @@ def memoized(name: str, inputs: dict, compute: Callable[[], object], *, code: Se
     folder = cache_root() / RESULTS_FOLDER / name
     key = digest.hexdigest()[:32]
     path = folder / f"{key}{RESULT_SUFFIX}"
-    try:
-        return _read_result(path)
-    except FileNotFoundError:
-        pass
-    except ValueError as problem:
-        warnings.warn(f"The stored result {path} was damaged ({problem}); it is computed again.", CacheWarning,
-                      stacklevel=2)
+    with one_sentence_os_errors():
+        try:
+            return _read_result(path)
+        except FileNotFoundError:
+            pass
+        except ValueError as problem:
+            set_aside(path, str(problem))
     value = compute()
-    folder.mkdir(parents=True, exist_ok=True)
-    _write_result(path, value)
-    (folder / f"{key}.pkl").unlink(missing_ok=True)  # a pickle of an older version: never read, now replaced
+    with one_sentence_os_errors():
+        folder.mkdir(parents=True, exist_ok=True)
+        _write_result(path, value)
+        (folder / f"{key}.pkl").unlink(missing_ok=True)  # a pickle of an older version: never read, now replaced
     return value

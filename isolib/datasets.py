@@ -35,7 +35,7 @@ import pandas as pd
 import yaml
 
 from isolib._checks import rng
-from isolib.errors import DataError
+from isolib.errors import DataError, folder_setting
 
 __all__ = [
     "DATASETS",
@@ -76,9 +76,15 @@ def data_dir() -> Path:
     """Folder holding one sub-folder per dataset.
 
     ``$ISOLIB_DATA_DIR`` if set, else ``<repo root>/data/raw`` (where ``fetch`` downloads to).
+
+    Raises
+    ------
+    DataError
+        If a file stands there.
     """
     override = os.environ.get("ISOLIB_DATA_DIR")
-    return Path(override).expanduser() if override else REPO_ROOT / "data" / "raw"
+    return folder_setting(Path(override).expanduser() if override else REPO_ROOT / "data" / "raw", "ISOLIB_DATA_DIR",
+                          DataError)
 
 
 def dataset_path(name: str) -> Path:

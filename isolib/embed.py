@@ -92,6 +92,7 @@ from isolib.cache import (
     is_disk_full,
     lock_path,
     manifest_problem,
+    one_sentence_os_errors,
     reserve,
     set_aside,
     write_manifest,
@@ -341,20 +342,22 @@ def _cache_entry(key: str, create, n_sentences: int) -> Path:
     Two processes asking for the same entry (make -j2, two notebooks): one creates it under a file
     lock, the other waits and then reads what the first wrote. A damaged entry is set aside (one
     :class:`isolib.cache.CacheWarning`) and created again, never read. Reading an entry marks it used
-    (the time of its ``meta.json``), for ``python -m isolib cache list`` and ``prune``.
+    (the time of its ``meta.json``), for ``python -m isolib cache list`` and ``prune``. A cache that cannot
+    be written (read-only, a folder or a link where the lock file belongs) is one :class:`CacheError` sentence.
     """
     root = cache_root() / "embeddings"
     final = root / key
     if not final.exists() or entry_problem(final, n_sentences):
-        root.mkdir(parents=True, exist_ok=True)
-        with FileLock(lock_path(final)):
-            # Checked again under the lock: another process may have created or set aside the entry meanwhile.
-            problem = entry_problem(final, n_sentences) if final.exists() else ""
-            if problem:
-                set_aside(final, problem)
-            if not final.exists():
-                create(final)
-                return final
+        with one_sentence_os_errors():
+            root.mkdir(parents=True, exist_ok=True)
+            with FileLock(lock_path(final)):
+                # Checked again under the lock: another process may have created or set aside the entry meanwhile.
+                problem = entry_problem(final, n_sentences) if final.exists() else ""
+                if problem:
+                    set_aside(final, problem)
+                if not final.exists():
+                    create(final)
+                    return final
     try:
         os.utime(final / "meta.json")
     except OSError:
@@ -382,7 +385,7 @@ def entry_problem(folder: Path, n_sentences: int | None = None) -> str:
         n_tokens = None if "pooling" in meta else int(meta["n_tokens"])
     except FileNotFoundError:
         return "meta.json is missing"
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         return f"meta.json is unreadable ({type(error).__name__}: {error})"
     if format_ != CACHE_FORMAT:
         return f"it has cache format {format_!r}, not {CACHE_FORMAT}"
@@ -660,7 +663,7 @@ def _prepare_partial(partial: Path, layout: dict) -> None:
     """
     try:
         recorded = json.loads((partial / "layout.json").read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         recorded = None
     if recorded != layout:
         shutil.rmtree(partial, ignore_errors=True)
@@ -675,7 +678,7 @@ def _shard_record(shard: Path, first_sentence_id: int, n_sentences: int) -> dict
     try:
         record = json.loads((shard / "shard.json").read_text())
         rows = pyarrow.parquet.read_metadata(shard / "tokens.parquet").num_rows
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     expected = {"first_sentence_id": first_sentence_id, "n_sentences": n_sentences, "n_rows": rows}
     return record if {name: record.get(name) for name in expected} == expected else None

@@ -56,7 +56,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from isolib._progress import show_progress
-from isolib.errors import ModelError
+from isolib.errors import ModelError, folder_setting
 
 if TYPE_CHECKING:
     from isolib.evaluation import WordVectors
@@ -99,8 +99,17 @@ SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def cache_root() -> Path:
-    """Root of isolib's on-disk caches: ``ISOLIB_CACHE_DIR``, default ``<repo>/.cache``."""
-    return Path(os.environ.get("ISOLIB_CACHE_DIR", REPO_ROOT / ".cache"))
+    """Root of isolib's on-disk caches: ``ISOLIB_CACHE_DIR``, default ``<repo>/.cache``.
+
+    Raises
+    ------
+    isolib.cache.CacheError
+        If a file stands there.
+    """
+    from isolib.cache import CacheError  # imported here: isolib.cache imports this module
+
+    root = Path(os.environ.get("ISOLIB_CACHE_DIR", REPO_ROOT / ".cache"))
+    return folder_setting(root, "ISOLIB_CACHE_DIR", CacheError)
 
 
 def offline_names() -> str:

@@ -150,3 +150,64 @@ def test_memoized_computes_once_per_inputs_and_code(cache_dir):
     files = sorted((cache_dir / "results" / "step").iterdir())
     assert cache.memoized("step", inputs, lambda: compute(6), code=[transforms], store=False) == {"value": 6}
     assert sorted((cache_dir / "results" / "step").iterdir()) == files
+
+
+# --------------------------------------------------------------------------- links, folders and files in odd places
+def test_prune_skips_a_symbolic_link_and_carries_on(cache_dir, tmp_path):
+    real = _entry(cache_dir, "a" * 32, "minilm")
+    outside = _entry(tmp_path / "elsewhere", "b" * 32, "minilm")
+    link = cache_dir / "embeddings" / ("c" * 32)
+    link.symlink_to(outside, target_is_directory=True)
+    with pytest.warns(cache.CacheWarning, match=f"Skipped {link}: it is a symbolic link, which prune never follows"):
+        removed = cache.prune(everything=True)
+    assert [entry.path for entry in removed] == [real]
+    assert not real.exists() and link.is_symlink() and (outside / "meta.json").exists(), "the link's target is kept"
+
+
+def test_prune_skips_symlinked_locks_on_every_run(cache_dir, tmp_path):
+    kept = _entry(cache_dir, "a" * 32, "minilm")
+    other = tmp_path / "not-a-lock.txt"
+    other.write_text("someone's file")
+    cache.lock_path(kept).symlink_to(other)
+    looping = cache_dir / "embeddings" / ("f" * 32 + ".lock")
+    looping.symlink_to(looping.name)  # a link to itself: "Too many levels of symbolic links"
+    for _ in range(2):
+        with pytest.warns(cache.CacheWarning, match="it is a symbolic link, which prune never follows") as caught:
+            assert cache.prune(everything=True) == []
+        assert {str(w.message).split(":")[0] for w in caught} == {f"Skipped {cache.lock_path(kept)}",
+                                                                   f"Skipped {looping}"}
+    assert kept.exists(), "an entry whose lock is a link is kept: prune cannot tell whether a run holds it"
+    assert other.read_text() == "someone's file"
+
+
+def test_a_lock_or_stored_result_in_the_place_of_another_kind_is_one_sentence(cache_dir):
+    from isolib import transforms
+
+    entry = _entry(cache_dir, "a" * 32, "minilm")
+    cache.lock_path(entry).mkdir()
+    with pytest.raises(cache.CacheError, match=f"^{cache.lock_path(entry)} is a folder where a file belongs; "):
+        cache.prune(everything=True)
+    cache.memoized("step", {"seed": 0}, lambda: 1, code=[transforms])
+    (stored,) = (cache_dir / "results" / "step").glob("*.jsonl")
+    stored.unlink()
+    stored.mkdir()
+    with pytest.raises(cache.CacheError, match=f"^{stored} is a folder where a file belongs; "):
+        cache.memoized("step", {"seed": 0}, lambda: 1, code=[transforms])
+    other = cache_dir / "results" / "other"
+    other.write_text("a file where a step's folder belongs")
+    with pytest.raises(cache.CacheError, match=f"^{other} is a file where a folder belongs; "):
+        cache.memoized("other", {"seed": 0}, lambda: 1, code=[transforms])
+
+
+@pytest.mark.parametrize("action", ["list", "size", "verify", "prune"])
+def test_a_cache_dir_that_is_a_file_is_refused_by_name(action, tmp_path, monkeypatch, capsys):
+    from isolib import transforms
+
+    file = tmp_path / "cache"
+    file.write_text("not a folder")
+    monkeypatch.setenv("ISOLIB_CACHE_DIR", str(file))
+    assert main(["cache", action, *(["--all"] if action == "prune" else [])]) == 2
+    assert f"ISOLIB_CACHE_DIR names {file}, which is a file, not a folder" in capsys.readouterr().err
+    with pytest.raises(cache.CacheError, match="ISOLIB_CACHE_DIR names .*, which is a file, not a folder"):
+        cache.memoized("step", {"seed": 0}, lambda: 1, code=[transforms])
+    assert file.read_text() == "not a folder"

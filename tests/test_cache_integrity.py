@@ -1,6 +1,7 @@
 """A cache that never serves wrong data: resumes, arguments, damaged files, stored results, cache tools, full disks."""
 
 import errno
+import hashlib
 import json
 import os
 import pickle
@@ -184,10 +185,12 @@ def _damage(folder: Path, how: str, n_tokens: int) -> None:
     elif how == "n_sentences in meta.json":
         meta = json.loads((folder / "meta.json").read_text())
         (folder / "meta.json").write_text(json.dumps({**meta, "n_sentences": meta["n_sentences"] + 1}, indent=1))
+    elif how == "meta.json nested 100,000 deep":
+        (folder / "meta.json").write_text("[" * 100_000 + "]" * 100_000)
 
 
 @pytest.mark.parametrize("how", ["flipped byte in a layer", "header shape", "header dtype", "token table",
-                                 "n_sentences in meta.json"])
+                                 "n_sentences in meta.json", "meta.json nested 100,000 deep"])
 @pytest.mark.parametrize("new_process", [False, True])
 def test_a_damaged_entry_is_set_aside_and_extracted_again(how, new_process, tiny, cache_dir, monkeypatch):
     first = embed(tiny, TEXTS)
@@ -286,6 +289,23 @@ def test_every_single_byte_corruption_of_a_stored_result_is_computed_again(cache
             value = cache.memoized("rows", {"seed": 0}, lambda: calls.append(1) or row, code=[transforms])
         assert calls == [1] and value is row, f"byte {offset}"
         assert stored.read_bytes() == original
+
+
+def test_a_stored_value_that_fails_to_decode_is_set_aside_and_computed_again(cache_dir):
+    from isolib import transforms
+
+    cache.memoized("rows", {"seed": 0}, lambda: [1.0], code=[transforms])
+    (stored,) = (cache_dir / "results" / "rows").glob("*.jsonl")
+    payload = b"[" * 100_000 + b"]" * 100_000  # valid JSON, checksum and size right: only decoding fails
+    header = json.dumps({"format": cache.RESULT_FORMAT, "size": len(payload),
+                         "sha256": hashlib.sha256(payload).hexdigest()})
+    stored.write_bytes(header.encode() + b"\n" + payload)
+    with pytest.warns(CacheWarning, match="was damaged .*it cannot be decoded") as caught:
+        assert cache.memoized("rows", {"seed": 0}, lambda: [2.0], code=[transforms]) == [2.0]
+    assert len([w for w in caught if issubclass(w.category, CacheWarning)]) == 1
+    (aside,) = (cache_dir / "results" / "rows").glob("*.damaged-*")
+    assert aside.read_bytes().endswith(payload), "set aside, not lost"
+    assert cache.memoized("rows", {"seed": 0}, lambda: [3.0], code=[transforms]) == [2.0]
 
 
 def _same(a, b) -> None:
@@ -420,6 +440,51 @@ def test_cache_list_shows_entries_of_an_older_format_as_outdated(tiny, cache_dir
     (entry / "meta.json").write_text(json.dumps({**meta, "format": 1}))
     (found,) = cache.entries()
     assert found.status == "outdated"
+
+
+def _unwritable(monkeypatch, root: Path, code: int) -> None:
+    """Make writes under ``root`` fail with ``code`` (EROFS: a read-only disk; EACCES: no permission).
+
+    Simulated: chmod does not stop root, whom the tests may run as.
+    """
+    real_open, real_mkdir = os.open, os.mkdir
+
+    def refuse(path, writes: bool) -> None:
+        if writes and Path(path).is_relative_to(root):
+            raise OSError(code, os.strerror(code), str(path))
+
+    def open_(path, flags, *args, **kwargs):
+        refuse(path, flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+        return real_open(path, flags, *args, **kwargs)
+
+    def mkdir(path, *args, **kwargs):
+        refuse(path, not os.path.lexists(path))  # an existing folder: EEXIST, as on a read-only disk
+        return real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+    monkeypatch.setattr(os, "mkdir", mkdir)
+
+
+@pytest.mark.parametrize("code, problem", [(errno.EROFS, "is on a read-only file system; set ISOLIB_CACHE_DIR"),
+                                           (errno.EACCES, r"cannot be used \(permission denied\); give this user")])
+def test_a_cache_that_cannot_be_written_is_one_sentence(code, problem, tiny, cache_dir, monkeypatch):
+    from isolib import transforms
+
+    (cache_dir / "embeddings").mkdir(parents=True)
+    _unwritable(monkeypatch, cache_dir, code)
+    with pytest.raises(CacheError, match=rf"^\S+\.lock {problem}"):
+        embed(tiny, TEXTS)
+    with pytest.raises(CacheError, match=rf"^\S+results.rows {problem}"):
+        cache.memoized("rows", {"seed": 0}, lambda: 1.0, code=[transforms])
+
+
+def test_a_lock_that_is_a_folder_is_one_sentence(tiny, cache_dir):
+    entry = embed(tiny, TEXTS).path
+    shutil.rmtree(entry)
+    cache.lock_path(entry).unlink()
+    cache.lock_path(entry).mkdir()
+    with pytest.raises(CacheError, match=f"^{cache.lock_path(entry)} is a folder where a file belongs; "):
+        embed(tiny, TEXTS)
 
 
 # --------------------------------------------------------------------------- 6. a full disk

@@ -326,6 +326,17 @@ def test_repeated_loads_do_not_hash_again(sts13_copy):
     assert datasets._sha256.cache_info().misses == misses
 
 
+@pytest.mark.parametrize("call", [lambda: datasets.verify("sts13"), lambda: datasets.load_sts("sts13"),
+                                  lambda: datasets.fetch("sts13")])
+def test_a_data_dir_that_is_a_file_is_refused_by_name(call, tmp_path, monkeypatch):
+    file = tmp_path / "data"
+    file.write_text("not a folder")
+    monkeypatch.setenv("ISOLIB_DATA_DIR", str(file))
+    with pytest.raises(DataError, match=f"^ISOLIB_DATA_DIR names {file}, which is a file, not a folder; set "):
+        call()
+    assert file.read_text() == "not a folder"
+
+
 # --------------------------------------------------------------------------- fetch, against a fake server
 
 SHARED = datasets.data_dir()

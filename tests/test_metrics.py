@@ -593,7 +593,7 @@ def test_mismatched_lengths_are_rejected(call):
     [
         (lambda: average_cosine(GOOD[:1]), "at least 2"),
         (lambda: isoscore(GOOD[:1]), "at least 2"),
-        (lambda: silhouette(GOOD[:1], [0]), "at least 2"),
+        (lambda: silhouette(GOOD[:1], [0]), "at least 3"),
         (lambda: lid_mle(GOOD[:1]), "at least 2"),
         (lambda: mev(GOOD[:1], centered=True), "at least 2"),
         (lambda: lid_mle(GOOD, k=30), "k=30 must be smaller than the number of distinct points"),
@@ -665,6 +665,30 @@ def test_degenerate_clouds_raise_instead_of_returning_nonsense():
     # All-zero points are identical points for IsoScore.
     with pytest.raises(ValueError, match="identical"):
         isoscore(np.zeros((10, 3)))
+
+
+@pytest.mark.parametrize("measure", list(ALL_MEASURES))
+def test_complex_points_are_refused_not_cast(measure):
+    with pytest.raises(ValueError, match=r"^X holds complex numbers, whose imaginary part this measure would drop; "):
+        ALL_MEASURES[measure](GOOD + 1j * GOOD)
+
+
+def test_each_degenerate_input_is_named_by_its_cause():
+    # Two points admit no labelling with 2 clusters and one of at least 2 points: too few points, not bad labels.
+    with pytest.raises(ValueError, match=r"^X has 2 samples but this measure needs at least 3\.$"):
+        silhouette(GOOD[:2], [0, 1])
+    with pytest.raises(ValueError, match=r"^sample_size must be at least 3"):
+        silhouette(GOOD, LABELS, sample_size=2)
+    # Six distinct points on one line through the origin: the cosine metric sees one direction, not one point.
+    on_a_line = np.outer(np.arange(1.0, 7.0), [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"number of distinct directions \(\d\) of X, "):
+        lid_mle(on_a_line, k=2, metric="cosine")
+    # Only the drawn rows are all zeros: X is not.
+    mostly_zero = np.vstack([np.zeros((99, 3)), np.ones((1, 3))])
+    with pytest.raises(ValueError, match=r"^the 2 rows drawn from X are all zeros, so their MEV is undefined"):
+        mev_baseline(mostly_zero, n_samples=2, random_state=0)
+    with pytest.raises(ValueError, match=r"^X is all zeros"):
+        mev_baseline(np.zeros((100, 3)), n_samples=2, random_state=0)
 
 
 def test_module_exports_every_public_function():

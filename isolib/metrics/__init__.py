@@ -43,7 +43,8 @@ Degenerate input follows two rules:
   vector is zero), so one such group never hides the others.
 
 Cosine measures reject zero vectors (their cosine is undefined) with ``ValueError``.
-Every measure rejects a scipy sparse matrix with ``ValueError`` (pass ``X.toarray()``).
+Every measure rejects a scipy sparse matrix with ``ValueError`` (pass ``X.toarray()``), and complex
+numbers (numpy would drop their imaginary part with only a warning).
 """
 
 from isolib.metrics._common import random_subset_per_group

@@ -106,13 +106,14 @@ def silhouette(
     Raises
     ------
     ValueError
-        On NaN/infinity, a length mismatch, or fewer than 2 or more than
-        ``n_samples - 1`` distinct labels (in the scored sample).
+        On NaN/infinity, a length mismatch, fewer than 3 points (or ``sample_size``), or
+        fewer than 2 or more than ``n_samples - 1`` distinct labels (in the scored sample).
     """
-    points = _float_points(X, min_samples=2)
+    # It needs 2 clusters, one of them of 2 points: under 3 points the cause is too few points, never the labels.
+    points = _float_points(X, min_samples=3)
     codes = _label_codes(labels, len(points))
     if sample_size is not None:
-        sample_size = check_int(sample_size, "sample_size", low=2)
+        sample_size = check_int(sample_size, "sample_size", low=3)
         sample = sample_rows(len(points), sample_size, rng(random_state))
         points, codes = points[sample], codes[sample]
     codes = np.unique(codes, return_inverse=True)[1]

@@ -309,8 +309,8 @@ def lid_mle(
     distinct, representative = _first_distinct_rows(points)
     if k >= len(distinct):
         raise ValueError(
-            f"k={k} must be smaller than the number of distinct points ({len(distinct)}), "
-            "since each point needs k neighbours other than itself."
+            f"k={k} must be smaller than the number of distinct {'directions' if metric == 'cosine' else 'points'} "
+            f"({len(distinct)}) of X, since each point needs k neighbours other than itself."
         )
     reference = points[distinct] if len(distinct) < len(points) else points
 

@@ -98,11 +98,18 @@ def mev_baseline(X, *, n_samples: int = 1000, centered: bool = False, random_sta
     Raises
     ------
     ValueError
-        As :func:`mev`, or ``n_samples < 2``.
+        As :func:`mev` (of X, or of the rows drawn when only they are degenerate), or ``n_samples < 2``.
     """
     points = _float_points(X)
     n_samples = check_int(n_samples, "n_samples", low=2)
-    return mev(points[sample_rows(len(points), n_samples, rng(random_state))], centered=centered)
+    drawn = sample_rows(len(points), n_samples, rng(random_state))
+    try:
+        return mev(points[drawn], centered=centered)
+    except ValueError:
+        mev(points, centered=centered)  # raises mev's own sentence if X itself is degenerate
+        what = "identical" if centered else "all zeros"
+        raise ValueError(f"the {len(drawn)} rows drawn from X are {what}, so their MEV is undefined; draw more rows "
+                         "(n_samples) or use another random_state.") from None
 
 
 def effective_rank(X, *, centered: bool = False) -> float:
