@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from isolib.errors import ResultsError
 from isolib.findings import (
     SINK_ARTEFACT,
     STATUSES,
@@ -412,8 +413,6 @@ def test_the_record_keeps_the_verdict_its_interval_and_the_range_of_a_threshold_
     ('{"format": 1, "title": "t"}', "malformed record"),
 ])
 def test_a_damaged_record_is_refused_in_one_sentence_naming_it(tmp_path, content, problem):
-    from isolib.errors import ResultsError
-
     if content is not None:
         (tmp_path / "results.json").write_text(content)
     with pytest.raises(ResultsError, match=problem) as error:
@@ -434,7 +433,7 @@ def test_overview_counts_come_from_the_results_pages(tmp_path):
     assert text.index("## 00_quickstart") < text.index("## 01_a_study")
     # A study without its record is an error naming the file, never "not a study".
     (tmp_path / "01_a_study" / "results.json").unlink()
-    with pytest.raises(ValueError, match="results.json is missing"):
+    with pytest.raises(ResultsError, match="results.json is missing"):
         write_overview(tmp_path, ["01_a_study"])
 
 
@@ -478,7 +477,6 @@ def test_verdicts_say_per_claim_what_each_model_gives():
 
 
 def test_the_overview_refuses_a_study_without_its_record(committed_figures):
-    from isolib.errors import ResultsError
     from isolib.project import study_notebooks
 
     assert "| [02_cai_clusters_manifolds](#02_cai_clusters_manifolds) |" in overview_text(committed_figures,
