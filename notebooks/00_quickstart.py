@@ -51,7 +51,7 @@ import matplotlib.pyplot as plt
 from isolib.datasets import sample_sentences, sts_sentences
 from isolib.embed import embed
 from isolib.plotting import describe_layers, plot_per_layer, save_figure, save_table, set_style
-from isolib.studies.ethayarajh_contextuality import anisotropy_by_layer
+from isolib.studies.ethayarajh_contextuality.compute import anisotropy_by_layer
 
 set_style()
 

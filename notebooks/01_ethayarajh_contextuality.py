@@ -45,7 +45,7 @@
 # one keeps `The` apart from `the`, as the paper's bert-base-cased did). A unit with no letter and
 # no digit is punctuation and is dropped. A type is analysed if it occurs in at least 5 distinct
 # sentences; a word repeated within one sentence counts as several occurrences but one context.
-# The exact rules are in `isolib.studies.ethayarajh_contextuality`.
+# The exact rules are in `isolib.studies.ethayarajh_contextuality.occurrences`.
 #
 # **Models.** The paper's BERT-base-cased and GPT-2 come from the Hugging Face Hub (profile
 # `paper`). Offline, the encoders `minilm` (all-MiniLM-L6-v2, a 6-block BERT) and `mpnet`
@@ -84,7 +84,6 @@ random_state: int = 0  # seed of the sentence sample and of every occurrence sam
 
 # %%
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -93,24 +92,13 @@ import seaborn as sns
 from IPython.display import Markdown, display
 
 from isolib.datasets import load_wordnet_pos, sample_sentences
-from isolib.findings import count_line, findings_table, verdicts, write_results
-from isolib.embed import split_view
+from isolib.evidence import judge, save_evidence
+from isolib.findings import count_line, findings_table, verdicts
 from isolib.models import load_static
-from isolib.plotting import (describe_layers, per_layer_figure, plot_per_layer, save_figure, save_table, set_style,
-                             show_table)
+from isolib.plotting import describe_layers, per_layer_figure, save_figure, save_table, set_style, show_table
 from isolib.project import check_output_dir
 from isolib.runner import peak_memory_gib
-from isolib.studies.ethayarajh_contextuality import (
-    CITATION,
-    assess_findings,
-    contextuality_tables,
-    corpus_sentences,
-    example_word_pairs,
-    lowest_self_similarity,
-    models_run,
-    table1_wide,
-    word_benchmarks,
-)
+from isolib.studies.ethayarajh_contextuality import claims, compute, figures, static_vectors
 
 started = time.perf_counter()
 set_style()
@@ -125,14 +113,14 @@ check_output_dir(profile, output_dir)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-all_sentences = corpus_sentences(corpus)
+all_sentences = compute.corpus_sentences(corpus)
 sentences = sample_sentences(all_sentences, n_sentences, random_state=random_state)
 print(f"{len(sentences)} of {len(all_sentences)} distinct {corpus.upper()} sentences")
 
 # %% [markdown]
 # ## Embeddings, occurrences and the tables drawn from them
 #
-# `contextuality_tables` runs each model once (`isolib.embed`), maps each analysed type to the rows
+# `compute.contextuality_tables` runs each model once (`isolib.embed`), maps each analysed type to the rows
 # holding its occurrences (`occurrence_index`), and computes from the layers every table below: the
 # measures layer by layer, the first-position norm ratio and Table 1's PC static vectors. The
 # embeddings keep every extracted layer of every token but the special ones, which no statistic here
@@ -140,8 +128,9 @@ print(f"{len(sentences)} of {len(all_sentences)} distinct {corpus.upper()} sente
 # last three), about 33 GB of float16 for the three models. So each view's tables are stored in the
 # cache, and its embeddings are deleted once they are (`keep_embeddings=False`): at most one view's
 # embeddings are on disk at a time (MPNet's, the largest, about 11 GB), and a rerun that changes only the figures reads
-# the tables. Editing the study module, `isolib.metrics` or `isolib.evaluation` computes them again,
-# extracting the embeddings again unless `keep_embeddings` was set.
+# the tables. Editing the study's computation (its `compute` module and the library code it calls, not
+# its prose, claims or figures) computes them again, extracting the embeddings again unless
+# `keep_embeddings` was set.
 #
 # **A decoder's first position.** GPT-2 and SmolLM2 put no start token before a sentence, so
 # the first word becomes the *attention sink*: from the middle layers on its vector is far
@@ -157,7 +146,7 @@ print(f"{len(sentences)} of {len(all_sentences)} distinct {corpus.upper()} sente
 static = load_static(static_baseline)
 view_tables = {}
 for name in models:
-    view_tables.update(contextuality_tables(
+    view_tables.update(compute.contextuality_tables(
         name, sentences, views=decoder_views, layers=layers.get(name), dtype=storage_dtype, device=device,
         unit=unit, min_contexts=min_contexts, n_samples=n_samples, max_occurrences=max_occurrences or None,
         random_state=random_state, table1_layers=table1_layers, static=static, static_name=static_baseline,
@@ -186,14 +175,25 @@ for label, tables in view_tables.items():
 # centred PCA).
 
 # %%
+# The evidence the claims are judged on (`claims` says what each item holds): the tables of every view,
+# the words of lowest self-similarity, and what was run.
 per_layer = pd.concat([tables.per_layer for tables in view_tables.values()], ignore_index=True)
 per_word = pd.concat([tables.per_word for tables in view_tables.values()], ignore_index=True)
+evidence = {
+    "run": {"profile": profile, "models": models, "corpus": corpus, "n_sentences": len(sentences), "unit": unit,
+            "min_contexts": min_contexts, "n_samples": n_samples, "max_occurrences": max_occurrences,
+            "decoder_views": decoder_views, "static_baseline": static_baseline, "n_lowest": n_lowest,
+            "min_coverage": min_coverage},
+    "per_layer": per_layer,
+    "per_word": per_word,
+    "per_sentence": pd.concat([tables.per_sentence for tables in view_tables.values()], ignore_index=True),
+    "lowest": compute.lowest_self_similarity(per_word, n_words=n_lowest),
+}
 # For the figures: one colour per model, one line style per view of its first position.
-views = per_layer.model.map(split_view)
-plotted = per_layer.assign(model=views.str[0], view=views.str[1])
+plotted = figures.by_view(per_layer)
 save_table(per_layer, output_dir, "per_layer")
 # Judged once here; the per-figure verdicts below pick their claims from it.
-layer_verdicts = assess_findings(per_layer, per_word, n_lowest=n_lowest)
+layer_verdicts = claims.findings(evidence)
 # The columns a reader compares across layers; every column is in per_layer.csv.
 show_table(per_layer[["model", "layer", "baseline_cosine", "self_similarity_adjusted", "intra_similarity_adjusted",
                       "mev_adjusted", "mev_centred_adjusted", "first_position_norm_ratio"]])
@@ -274,26 +274,7 @@ print(verdicts(layer_verdicts,
 # rank ≤ *n*), while the baseline is estimated from 1,000 occurrences: rare words inflate the raw MEV.
 
 # %%
-# Two by two: four panels in a row are too narrow to read at JupyterLab's width.
-fig, axes = plt.subplots(2, 2, figsize=(12, 8), constrained_layout=True)
-axes = axes.ravel()
-panels = [("mev_adjusted", "MEV − baseline", "(a) uncentred (the paper's formula)"),
-          ("mev_centred_adjusted", "MEV − baseline", "(b) centred word and baseline"),
-          ("mev_authors_adjusted", "MEV − baseline", "(c) centred word − uncentred baseline\n(the authors' code)"),
-          ("mev_below_baseline", "share of words", "(d) words whose raw MEV is below the baseline")]
-for ax, (measure, ylabel, title) in zip(axes, panels):
-    plot_per_layer(plotted, measure, ax=ax, ylabel=ylabel, style="view")
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("relative depth (0 = input embeddings)")
-    ax.set_title(title, fontsize="medium")
-axes[0].axhline(0.05, color="black", ls=":", lw=1, label="0.05 (the paper's bound)")
-# One legend outside the panels, so that no line is hidden behind it.
-fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=5, fontsize="small")
-for ax in axes:
-    ax.get_legend().remove()
-axes[3].set_ylim(-0.02, max(0.1, 1.1 * per_layer.mev_below_baseline.max()))
-fig.suptitle("Figure 4: maximum explainable variance per layer")
-save_figure(fig, output_dir, "fig4_mev")
+figures.mev_figure(plotted, output_dir)
 plt.show()
 
 # %% [markdown]
@@ -315,7 +296,7 @@ print(verdicts(layer_verdicts,
 # Adjusting subtracts one number per layer, so raw and adjusted rankings agree.
 
 # %%
-lowest = lowest_self_similarity(per_word, n_words=n_lowest)
+lowest = evidence["lowest"]
 save_table(lowest, output_dir, "lowest_self_similarity", digits=2)
 show_table(lowest, digits=2)
 
@@ -337,7 +318,7 @@ print(verdicts(layer_verdicts, ["Stopwords have the lowest"]))
 # The slides plot the MEV of single words: "beverage" near 1 (one static vector would do), "go"
 # and "school" lower. "beverage" is not in STS; the figure shows a concrete noun with one sense
 # in the data and the slides' frequent verb (parameters). The finding in `RESULTS.md` rests on
-# `n_word_pairs` (noun, verb) pairs chosen by the rule of `example_word_pairs`: nouns that
+# `n_word_pairs` (noun, verb) pairs chosen by the rule of `compute.example_word_pairs`: nouns that
 # WordNet lists only as nouns with at most two senses, verbs with at least ten verb senses and
 # more verb than noun senses, each ranked by how many sentences they occur in.
 
@@ -361,12 +342,11 @@ print("This run: mean raw MEV over layers: "
       + "; ".join(f"{model} {word} {row.mev:.2f} ({int(row.n_contexts)} sentences)"
                   for (model, word), row in found.iterrows()) + ".")
 wordnet = load_wordnet_pos()
-example_pairs = {label: example_word_pairs(per_word[per_word.model == label], wordnet, n_pairs=n_word_pairs)
-                 for label in labels}
-for label, pairs in example_pairs.items():
+evidence["example_pairs"] = {label: compute.example_word_pairs(per_word[per_word.model == label], wordnet,
+                                                              n_pairs=n_word_pairs) for label in labels}
+for label, pairs in evidence["example_pairs"].items():
     print(f"{label}: (noun, verb) pairs of the finding: " + ", ".join(f"{noun}/{verb}" for noun, verb in pairs))
-print(verdicts(assess_findings(per_layer, per_word, example_pairs=example_pairs, n_lowest=n_lowest),
-               ["Slides: a concrete noun"]))
+print(verdicts(claims.findings(evidence), ["Slides: a concrete noun"]))
 
 # %% [markdown]
 # ## Table 1 — static embeddings from the first principal component
@@ -382,10 +362,10 @@ print(verdicts(assess_findings(per_layer, per_word, example_pairs=example_pairs,
 
 # %%
 tables = [view_tables[label].table1 for label in labels]
-tables.append(word_benchmarks(static, restrict_vocab=static_analogy_vocab or None)
+tables.append(static_vectors.word_benchmarks(static, restrict_vocab=static_analogy_vocab or None)
               .assign(model=static_baseline, embedding=f"{static_baseline} ({len(static)} words)", layer=np.nan))
-table1_long = pd.concat(tables, ignore_index=True)
-table1, coverage = table1_wide(table1_long)
+evidence["table1"] = pd.concat(tables, ignore_index=True)
+table1, coverage = static_vectors.table1_wide(evidence["table1"])
 benchmarks = list(table1.columns[2:])
 save_table(table1, output_dir, "table1")
 save_table(coverage, output_dir, "table1_coverage")
@@ -404,41 +384,29 @@ for name in labels:
     print(f"This run, {name}: mean score over benchmarks "
           + ", ".join(f"{embedding} {value:.2f}" for embedding, value in mean_scores.items())
           + f"; median coverage {coverage.set_index(['model', 'embedding']).loc[name, benchmarks].median(axis=None):.3f}.")
-print(verdicts(assess_findings(per_layer, per_word, table1_long, n_lowest=n_lowest, min_coverage=min_coverage),
-               ["Table 1"]))
+print(verdicts(claims.findings(evidence), ["Table 1"]))
 
 # %% [markdown]
 # ## Results against the paper
 #
 # `RESULTS.md` in the output folder lists each finding and reference number of the paper
 # beside this run's, marked *reproduced*, *borderline*, *not reproduced* or *not comparable* by the rule
-# given on its line (the study module declares them, `isolib.findings` judges and writes them): qualitative findings about BERT are tested on the encoders that stand in
+# given on its line (the study's `claims` declare them from the evidence stored beside the results, so
+# `python -m isolib judge 01_ethayarajh_contextuality` judges them again with no model): qualitative findings about BERT are tested on the encoders that stand in
 # for it (and GPT-2's on the decoder), while reference numbers are comparable only on the
 # paper's own models (within 0.05), and are otherwise shown at the same relative depth.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-findings = assess_findings(per_layer, per_word, table1_long, example_pairs=example_pairs, n_lowest=n_lowest,
-                           min_coverage=min_coverage)
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
-notes = [
-    f"Profile `{profile}`: models {', '.join(models)}; {len(sentences)} {corpus.upper()} sentences; "
-    f"unit `{unit}`; types in at least {min_contexts} sentences; baselines from {n_samples} random occurrences; "
-    f"MEV and PC vectors from at most {max_occurrences or 'all'} occurrences per word.",
-    "A decoder's first position (the attention sink) is analysed as the paper did (the model's name alone) and "
-    f"in the views {', '.join(decoder_views) or 'none'} (the name with the view in parentheses). A decoder is "
-    "judged in its start-token view; the paper's procedure is shown beside it, not counted, and a finding that "
-    "holds only with the sink is marked so.",
-    f"Wall time of the notebook: {elapsed_minutes:.1f} min (tables read from the cache when stored); "
-    f"peak memory of the kernel: {peak_gib:.1f} GiB.",
-]
-results = write_results(findings, Path(output_dir) / "RESULTS.md", title="Ethayarajh (2019): results of this run",
-                        citation=CITATION, models=models_run(models, static_baseline), notes=notes)
-print(count_line(findings))
+evidence["run"].update(wall_minutes=elapsed_minutes, peak_gib=peak_gib)
+save_evidence(output_dir, evidence)
+record = judge(output_dir, claims.record)
+print(count_line(record.findings))
 
 # %%
-show_table(findings_table(findings).drop(columns="rule"))
+show_table(findings_table(record.findings).drop(columns="rule"))
 
 # %% [markdown]
 # ## Closing note: the headline numbers

@@ -1,4 +1,4 @@
-"""Tests of isolib.studies.ethayarajh_contextuality: occurrences, per-layer measures, PC static vectors, findings."""
+"""Tests of isolib.studies.ethayarajh_contextuality: occurrences, per-layer measures, PC static vectors, claims."""
 
 import os
 from types import SimpleNamespace
@@ -9,21 +9,24 @@ import pytest
 import scipy.linalg
 
 from isolib import datasets
-from isolib.studies import ethayarajh_contextuality as contextuality
-from isolib.studies.ethayarajh_contextuality import (
+from isolib.evaluation import WordVectors
+from isolib.findings import STATUSES
+from isolib.studies.ethayarajh_contextuality import claims, figures, settings, static_vectors
+from isolib.studies.ethayarajh_contextuality import compute as contextuality
+from isolib.studies.ethayarajh_contextuality.compute import (
     anisotropy_by_layer,
-    assess_findings,
     corpus_sentences,
-    first_principal_direction,
     layer_statistics,
     lowest_self_similarity,
-    occurrence_index,
+)
+from isolib.studies.ethayarajh_contextuality.occurrences import occurrence_index
+from isolib.studies.ethayarajh_contextuality.static_vectors import (
+    first_principal_direction,
     pc_static_vectors,
     restricted_to,
     word_benchmarks,
 )
-from isolib.evaluation import WordVectors
-from isolib.findings import STATUSES
+from isolib.views import View
 
 needs_data = pytest.mark.skipif(
     "ISOLIB_DATA_DIR" not in os.environ and not any(datasets.data_dir().glob("*/*")),
@@ -173,6 +176,11 @@ def test_layer_statistics_of_static_vectors():
     assert summary["mev_adjusted"] == pytest.approx(1 - summary["mev_baseline"])
     assert summary["mev_below_baseline"] == 0.0
     assert summary["n_words"] == 3 and summary["n_occurrences"] == 18
+    # Every sentence's mean points along cat + dog: cat and dog at 45 degrees from it, sat along it.
+    sentences = result.per_sentence
+    assert sentences.index.name == "sentence_id" and list(sentences.index) == list(range(6))
+    np.testing.assert_allclose(sentences, (2 * 2**-0.5 + 1) / 3)
+    assert summary["intra_similarity"] == pytest.approx(sentences.mean())
 
 
 def test_context_specific_words_have_low_self_similarity_and_mev():
@@ -240,9 +248,9 @@ def test_stored_layer_statistics_are_reused_without_reading_the_layers(minilm, c
     monkeypatch.setattr(contextuality, "layer_statistics", fail)
     monkeypatch.setattr(type(embeddings), "layer", fail)
     again = contextuality.contextuality_by_layer(embeddings, index, n_samples=20, resume=True)
-    for ours, reference in zip((stored, again), (expected, expected)):
-        pd.testing.assert_frame_equal(ours[0], reference[0])
-        pd.testing.assert_frame_equal(ours[1], reference[1])
+    for ours in (stored, again):
+        for table, reference in zip(ours, expected, strict=True):
+            pd.testing.assert_frame_equal(table, reference)
     with pytest.raises(AssertionError, match="must not be computed again"):  # other options: computed
         contextuality.contextuality_by_layer(embeddings, index, n_samples=21, resume=True)
 
@@ -271,7 +279,7 @@ def test_sign_agrees_with_the_mean_whatever_sign_the_solver_returns(monkeypatch,
         return values, -vectors
 
     for eigh in (solver, flipped):
-        monkeypatch.setattr(contextuality.scipy.linalg, "eigh", eigh)
+        monkeypatch.setattr(static_vectors.scipy.linalg, "eigh", eigh)
         result = first_principal_direction(points)
         np.testing.assert_allclose(result, direction, atol=1e-3)
         assert result @ points.mean(axis=0) > 0
@@ -314,7 +322,7 @@ def test_word_benchmarks_report_score_and_coverage():
     generator = np.random.default_rng(0)
     vectors = WordVectors(words, generator.normal(size=(len(words), 8)))
     table = word_benchmarks(vectors)
-    assert list(table.benchmark) == list(contextuality.BENCHMARKS)
+    assert list(table.benchmark) == list(static_vectors.BENCHMARKS)
     simlex_row = table.set_index("benchmark").loc["SimLex-999"]
     assert simlex_row.n_total == 999 and simlex_row.n_used >= 60
     assert simlex_row.coverage == pytest.approx(simlex_row.n_used / 999)
@@ -345,7 +353,13 @@ def per_layer_table(model, baseline, self_adjusted, intra_adjusted, mev_adjusted
     })
 
 
-def test_assess_findings_applies_the_stated_rules():
+def evidence_of(per_layer, per_word, *, n_lowest=10, **more):
+    """The evidence the claims read: the tables given, the words of lowest self-similarity drawn from ``per_word``."""
+    return {"run": {"n_lowest": n_lowest, "min_coverage": 0.25}, "per_layer": per_layer, "per_word": per_word,
+            "lowest": lowest_self_similarity(per_word, n_words=n_lowest), **more}
+
+
+def test_the_claims_apply_the_stated_rules():
     per_layer = pd.concat([
         # A BERT-like model: anisotropy grows, self-similarity falls, intra-similarity falls but stays > 0.
         per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4], [0.9, 0.7, 0.5, 0.3], [0.4, 0.3, 0.2, 0.1], [0.01] * 4),
@@ -358,7 +372,7 @@ def test_assess_findings_applies_the_stated_rules():
                               "self_similarity": row.self_similarity + delta, "mev": row.mev + delta / 10}
                              for row in per_layer.itertuples()
                              for word, delta in zip(["the", "of", "dog"], [-0.02, -0.01, 0.03])])
-    findings = assess_findings(per_layer, per_word, n_lowest=2)
+    findings = claims.findings(evidence_of(per_layer, per_word, n_lowest=2))
     by_key = {(f.finding, f.model): f for f in findings}
     assert by_key["Anisotropy in every non-input layer", "minilm"].status == "reproduced"
     assert by_key["Anisotropy grows with depth", "minilm"].status == "reproduced"
@@ -378,6 +392,8 @@ def test_assess_findings_applies_the_stated_rules():
     # The per-type claims carry an interval over word types.
     assert "[95% CI" in by_key["Self-similarity falls with depth", "gpt2"].ours
     assert "Threshold ours" in by_key["Self-similarity falls with depth", "gpt2"].rule
+    assert by_key["Self-similarity falls with depth", "gpt2"].sampling_unit == "word types"
+    assert by_key["Stopwords have the lowest self-similarity", "minilm"].sampling_unit == "layers"
 
 
 def test_a_decoder_is_judged_in_its_start_token_view_with_the_paper_procedure_beside_it():
@@ -388,7 +404,7 @@ def test_a_decoder_is_judged_in_its_start_token_view_with_the_paper_procedure_be
     per_word = pd.DataFrame([{"model": row.model, "layer": row.layer, "word": word,
                               "self_similarity": row.self_similarity, "mev": row.mev} for row in per_layer.itertuples()
                              for word in ("the", "dog")])
-    rows = [f for f in assess_findings(per_layer, per_word, n_lowest=1)
+    rows = [f for f in claims.findings(evidence_of(per_layer, per_word, n_lowest=1))
             if f.finding == "Anisotropy in every non-input layer"]
     assert [(f.model, f.status, f.counted, f.note) for f in rows] == [
         ("gpt2 (start token)", "not reproduced", True, "holds only with the attention sink"),
@@ -408,15 +424,15 @@ def test_a_thin_stopword_share_is_borderline():
     per_word = pd.DataFrame(words)
     per_layer = per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], np.linspace(0.9, 0.3, 7),
                                 np.linspace(0.4, 0.1, 7), [0.01] * 7)
-    by_key = {f.finding: f for f in assess_findings(per_layer, per_word)}
+    by_key = {f.finding: f for f in claims.findings(evidence_of(per_layer, per_word))}
     finding = by_key["Stopwords have the lowest self-similarity"]
     assert finding.status == "borderline" and "median stopword share 0.55 [95% CI" in finding.ours
 
 
 def test_views_of_the_first_position_keep_their_paper_model():
-    assert contextuality.counterpart("smollm2 (position 0 dropped)") == "gpt2"
-    assert contextuality.counterpart("gpt2 (start token)") == "gpt2"
-    assert contextuality.counterpart("unknown-model") is None
+    assert settings.counterpart("smollm2 (position 0 dropped)") == "gpt2"
+    assert settings.counterpart("gpt2 (start token)") == "gpt2"
+    assert settings.counterpart("unknown-model") is None
 
 
 def test_example_word_pairs_follow_the_stated_rule():
@@ -431,13 +447,11 @@ def test_example_word_pairs_follow_the_stated_rule():
 
 
 def test_table1_wide_keeps_the_order_of_rows_and_benchmarks():
-    from isolib.studies.ethayarajh_contextuality import table1_wide
-
     long = pd.DataFrame({"model": ["m", "m", "m", "m", "glove", "glove"],
                          "embedding": ["L1", "L1", "L0", "L0", "glove", "glove"],
                          "benchmark": ["MEN", "RW", "MEN", "RW", "MEN", "RW"],
                          "score": [0.5, 0.4, 0.3, np.nan, 0.7, 0.6], "coverage": [1, 0.5, 1, 0, 1, 1.0]})
-    scores, coverage = table1_wide(long)
+    scores, coverage = static_vectors.table1_wide(long)
     assert list(scores.columns) == ["model", "embedding", "MEN", "RW"]
     assert scores.embedding.tolist() == ["L1", "L0", "glove"] and np.isnan(scores.RW[1])
     assert coverage.RW.tolist() == [0.5, 0, 1.0]
@@ -464,7 +478,7 @@ def _embedding_entries(cache_dir):
 
 @needs_data
 def test_stored_tables_are_the_stepwise_ones_and_free_the_embeddings(tiny_models, cache_dir, monkeypatch):
-    from isolib.embed import embed, first_position_norm_ratio, split_view
+    from isolib.embed import embed, first_position_norm_ratio
 
     decoder = tiny_models["gpt2"]
     on_disk = []  # embedding entries present whenever an extraction starts
@@ -476,7 +490,8 @@ def test_stored_tables_are_the_stepwise_ones_and_free_the_embeddings(tiny_models
 
     monkeypatch.setattr(contextuality, "embed", recording_embed)
     tables = _contextuality_tables(decoder, views=["start_token", "drop"], keep_embeddings=False)
-    assert [split_view(label) for label in tables] == [(decoder, "keep"), (decoder, "drop"), (decoder, "start_token")]
+    assert [View.parse(label) for label in tables] == [View(decoder, "keep"), View(decoder, "drop"),
+                                                       View(decoder, "start_token")]
     assert all(tables[label].is_decoder for label in tables)
     # "drop" read the "keep" entry before it was deleted; "start_token" was extracted after: never two at once.
     assert [len(entries) for entries in on_disk] == [0, 1, 0]
@@ -486,15 +501,17 @@ def test_stored_tables_are_the_stepwise_ones_and_free_the_embeddings(tiny_models
         embeddings = embed(decoder, TINY_SENTENCES, layers=[0, 1, -1], dtype="float16", keep_special=False,
                            first_position=first_position)
         index = occurrence_index(embeddings.tokens, min_contexts=2)
-        per_layer, per_word = contextuality.contextuality_by_layer(embeddings, index, n_samples=20)
+        per_layer, per_word, per_sentence = contextuality.contextuality_by_layer(embeddings, index, n_samples=20)
         ours = tables[label]
         pd.testing.assert_frame_equal(ours.per_layer.drop(columns=["model", "first_position_norm_ratio"]),
                                       per_layer.drop(columns="model"))
         pd.testing.assert_frame_equal(ours.per_word.drop(columns="model"), per_word.drop(columns="model"))
+        pd.testing.assert_frame_equal(ours.per_sentence.drop(columns="model"), per_sentence.drop(columns="model"))
+        assert (ours.per_sentence.model == label).all()
         pd.testing.assert_series_equal(ours.norm_ratio, first_position_norm_ratio(embeddings))
         assert ours.n_tokens == len(embeddings.tokens) and ours.n_kept == int(index.occurrences.kept.sum())
-        table1 = contextuality.static_embedding_table(embeddings, index, sorted({1, embeddings.n_layers - 1}), TOY_STATIC,
-                                                      static_name="toy")
+        table1 = static_vectors.static_embedding_table(embeddings, index, sorted({1, embeddings.n_layers - 1}),
+                                                       TOY_STATIC, static_name="toy")
         pd.testing.assert_frame_equal(ours.table1.drop(columns="model"), table1.drop(columns="model"))
 
     # A rerun reads the stored tables: nothing is extracted, even though the embeddings are gone.
@@ -517,3 +534,106 @@ def test_an_encoder_has_one_view_and_keeps_its_embeddings_if_asked(tiny_models, 
     assert _embedding_entries(cache_dir) == [next(iter(tables.values())).entry]
     with pytest.raises(ValueError, match="views must be among"):
         _contextuality_tables(tiny_models["bert"], views=["keep"])
+
+
+# --------------------------------------------------------------------------- the evidence, stored and judged again
+
+
+def whole_evidence():
+    """Evidence of a run on an encoder and a decoder in two views, every item the notebook stores."""
+    labels = {"minilm": [0.05, 0.2, 0.3, 0.4], "smollm2": [0.3, 0.8, 0.8, 0.9], "smollm2 (start token)": [0.3, 0.1, 0.2, 0.3]}
+    per_layer = pd.concat([per_layer_table(label, baseline, [0.9, 0.7, 0.5, 0.3], [0.4, 0.3, 0.2, 0.25], [0.01] * 4)
+                           for label, baseline in labels.items()], ignore_index=True)
+    words = ["the", "of", "dog", "battery", "go"]
+    per_word = pd.DataFrame([{"model": row.model, "layer": row.layer, "word": word, "n_contexts": 5 + rank,
+                              "self_similarity": row.self_similarity + delta, "mev": row.mev + delta / 10,
+                              "mev_centred": np.nan if row.layer == 0 else 0.3}
+                             for row in per_layer.itertuples()
+                             for rank, (word, delta) in enumerate(zip(words, [-0.02, -0.01, 0.03, 0.04, -0.04]))])
+    per_sentence = pd.DataFrame([{"model": row.model, "layer": row.layer, "sentence_id": sentence,
+                                  "intra_similarity": row.intra_similarity + 0.01 * sentence}
+                                 for row in per_layer.itertuples() for sentence in range(3)])
+    benchmarks = ["MEN", "RW", "WS353"]
+    table1 = pd.DataFrame([{"model": label, "embedding": embedding, "layer": layer, "benchmark": benchmark,
+                            "score": score + 0.01 * i, "coverage": 0.5}
+                           for label, shift in zip(labels, [0.2, 0.0, 0.05])
+                           for embedding, layer, score in [("layer 1", 1.0, 0.5 + shift), ("layer 3", 3.0, 0.4 + shift),
+                                                           ("toy (same words)", np.nan, 0.45)]
+                           for i, benchmark in enumerate(benchmarks)])
+    run = {"profile": "quick", "models": ["minilm", "smollm2"], "corpus": "sts", "n_sentences": 3, "unit": "token",
+           "min_contexts": 5, "n_samples": 1000, "max_occurrences": 0, "decoder_views": ["start_token"],
+           "static_baseline": "toy", "n_lowest": 2, "min_coverage": 0.25, "wall_minutes": 0.25, "peak_gib": 1.5}
+    return {**evidence_of(per_layer, per_word, n_lowest=2), "run": run, "per_sentence": per_sentence,
+            "example_pairs": {label: [("battery", "go"), ("dog", "of")] for label in labels}, "table1": table1}
+
+
+@pytest.fixture
+def few_resamples(monkeypatch):
+    """The claims' bootstraps with 50 resamples: a test of what is judged from what, in seconds."""
+    import functools
+
+    monkeypatch.setattr(claims, "bootstrap_threshold", functools.partial(claims.bootstrap_threshold, n_resamples=50))
+
+
+def test_the_stored_evidence_is_judged_again_to_the_same_record(tmp_path, few_resamples):
+    from isolib.evidence import judge, load_evidence, save_evidence
+    from isolib.findings import read_record
+
+    evidence = whole_evidence()
+    expected = claims.record(evidence)
+    save_evidence(tmp_path, evidence)
+    for name, table in load_evidence(tmp_path).items():  # the evidence comes back exactly
+        if isinstance(table, pd.DataFrame):
+            pd.testing.assert_frame_equal(table, evidence[name])
+    # (repr: a finding whose value is NaN is not == to itself)
+    assert repr(judge(tmp_path, claims.record)) == repr(expected) == repr(read_record(tmp_path))
+    found = {(f.finding, f.model): f for f in expected.findings}
+    # Every part of the evidence is judged: the example words, Table 1 per model and across models.
+    assert found["Slides: a concrete noun's MEV stays high, a frequent verb's is lower", "minilm"].status == "reproduced"
+    assert found["Table 1: PC static embeddings beat GloVe on most benchmarks", "minilm"].sampling_unit == "benchmarks"
+    assert found["Table 1: GPT-2's PC static embeddings are worse than BERT's",
+                 "smollm2, smollm2 (start token), minilm"].status == "reproduced"
+    assert expected.notes[0].startswith("Profile `quick`: models minilm, smollm2; 3 STS sentences; unit `token`")
+    assert "MEV and PC vectors from at most all occurrences" in expected.notes[0]
+    assert expected.notes[2] == ("Wall time of the notebook: 0.2 min (tables read from the cache when stored); "
+                                 "peak memory of the kernel: 1.5 GiB.")
+    assert expected.models.endswith("; static baseline toy; ELMo is not run.")
+
+
+def test_a_notebook_section_is_judged_on_the_evidence_computed_so_far(few_resamples):
+    evidence = whole_evidence()
+    partial = {name: evidence[name] for name in ("run", "per_layer", "per_word", "lowest")}
+    claims_judged = {f.finding for f in claims.findings(partial)}
+    assert not any(claim.startswith(("Table 1", "Slides: a concrete noun")) for claim in claims_judged)
+    assert "Anisotropy grows with depth" in claims_judged
+    with pytest.raises(KeyError):  # a section that has not computed what it judges is a mistake, not a skip
+        claims.findings({name: evidence[name] for name in ("run", "per_layer", "per_word")})
+
+
+def test_stored_steps_are_keyed_by_the_computation_alone():
+    from isolib.computation import computation_modules
+
+    keyed = set(computation_modules([contextuality]))
+    study = "isolib.studies.ethayarajh_contextuality"
+    assert {f"{study}.compute", f"{study}.occurrences", f"{study}.static_vectors", "isolib.metrics",
+            "isolib.evaluation", "isolib.embed"} <= keyed
+    # Claims, rules, figures, settings and prose never invalidate a stored step.
+    assert not {f"{study}.claims", f"{study}.figures", f"{study}.settings", "isolib.findings", "isolib.plotting"} & keyed
+    assert not any(name.startswith("isolib.findings") for name in keyed)
+
+
+def test_the_parameter_check_loads_no_computation_and_no_plotting():
+    import subprocess
+    import sys
+
+    code = ("import sys; from isolib.studies.ethayarajh_contextuality.settings import check_parameters; "
+            "print(sorted({'matplotlib', 'sklearn', 'torch', 'isolib.metrics'} & set(sys.modules)))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
+
+
+def test_views_are_drawn_by_model_and_first_position():
+    per_layer = pd.DataFrame({"model": ["minilm", "smollm2", "smollm2 (start token)"], "layer": [1, 1, 1]})
+    plotted = figures.by_view(per_layer)
+    assert plotted.model.tolist() == ["minilm", "smollm2", "smollm2"]
+    assert plotted.view.tolist() == ["keep", "keep", "start_token"]
