@@ -110,20 +110,7 @@ from isolib.findings import count_line, findings_table, verdicts
 from isolib.models import load_model, load_static
 from isolib.plotting import panel_grid, replicates, save_figure, save_table, set_style, show_table
 from isolib.runner import check_output_dir, peak_memory_gib
-from isolib.studies.cai_clusters_manifolds import claims, figures
-from isolib.studies.cai_clusters_manifolds.compute import (
-    describe_extremes,
-    describe_symbols,
-    geometry_by_layer,
-    geometry_by_view,
-    layer_name,
-    lid_against_n,
-    mean_lid,
-    middle_layer,
-    pca_view,
-    token_types,
-    with_static,
-)
+from isolib.studies.cai_clusters_manifolds import claims, compute, figures
 from isolib.views import View
 from isolib.windows import running_text_windows
 
@@ -157,20 +144,20 @@ for name in models:
         for label, embedding in views.items():
             view = View.parse(label)
             embeddings[view, corpus] = embedding
-            analysed[view, corpus] = token_types(embedding.tokens, keep_symbols=keep_symbols,
-                                                 keep_placeholders=keep_placeholders)
+            analysed[view, corpus] = compute.token_types(embedding.tokens, keep_symbols=keep_symbols,
+                                                         keep_placeholders=keep_placeholders)
             # The authors' setting, beside, for an encoder only ([CLS] first): a decoder's start token is special,
             # and keeping it would put the attention sink back into its start-token view.
             if symbols_kept_view and not views[name].starts_with_content:
                 with_symbols = View(view.model, view.first_position, symbols_kept=True)
                 embeddings[with_symbols, corpus] = embedding
-                analysed[with_symbols, corpus] = token_types(embedding.tokens, keep_symbols=True,
-                                                             keep_placeholders=keep_placeholders)
+                analysed[with_symbols, corpus] = compute.token_types(embedding.tokens, keep_symbols=True,
+                                                                     keep_placeholders=keep_placeholders)
         print(f"{name}, {corpus}: {len(cut)} of {cut.attrs['n_windows']} windows ({cut.n_pieces.sum()} tokens of "
               f"{cut.attrs['n_pieces']}); layers {list(embedding.layers)} of {embedding.n_layers}")
     del loaded
 # The middle layer of each model (or its nearest extracted one) serves the pictures, the LID curve and the stability check.
-middle = {key: min(embedding.layers, key=lambda layer: abs(layer - middle_layer(embedding.n_layers)))
+middle = {key: min(embedding.layers, key=lambda layer: abs(layer - compute.middle_layer(embedding.n_layers)))
           for key, embedding in embeddings.items()}
 for (view, corpus), kept in analysed.items():
     print(f"{view}, {corpus}: {len(kept.rows)} analysed tokens of {len(np.unique(kept.types))} types "
@@ -202,8 +189,8 @@ for (view, corpus), kept in analysed.items():
 
 # %%
 # Each layer's analysis is stored as it is finished: a stopped run resumes at the next layer.
-tables, clusters = geometry_by_view(embeddings, analysed, random_state=random_state, n_jobs=n_jobs, resume=True,
-                                    **geometry_options)
+tables, clusters = compute.geometry_by_view(embeddings, analysed, random_state=random_state, n_jobs=n_jobs,
+                                            resume=True, **geometry_options)
 # The evidence the claims are judged on: every per-layer number, every k-means restart, every type's centring units.
 evidence = {name: tables[name] for name in ("per_layer", "silhouettes", "units")}
 per_layer = tables["per_layer"]
@@ -255,13 +242,14 @@ draw = np.random.default_rng(random_state)
 fig, axes = panel_grid(len(panels), panel_size=(4.2, 4), max_columns=4)  # rows of four stay legible
 for ax, (view, layer) in zip(axes, panels):
     kept = analysed[view, first_corpus]
-    coordinates, explained = pca_view(embeddings[view, first_corpus].layer(layer)[kept.rows], n_components=2)
+    coordinates, explained = compute.pca_view(embeddings[view, first_corpus].layer(layer)[kept.rows],
+                                              n_components=2)
     shown = figures.sample_points(draw, len(kept.rows), n_plot_points)
     chosen = per_layer[(per_layer.model == view.label) & (per_layer.corpus == first_corpus)
                        & (per_layer.layer == layer)].iloc[0]
     # Groups can be visible at k = 1: the title says how far the best silhouette is from the cut.
     below_cut = f" (best silhouette {chosen.silhouette:.3f} < 0.1)" if chosen.n_clusters == 1 else ""
-    title = f"{view}\n{layer_name(layer)}: k = {int(chosen.n_clusters)}{below_cut}"
+    title = f"{view}\n{compute.layer_name(layer)}: k = {int(chosen.n_clusters)}{below_cut}"
     figures.cluster_panel(ax, coordinates[shown], explained, clusters[view, first_corpus][layer][shown],
                           kept.positions[shown], title)
 fig.suptitle(f"Isolated clusters: 2-D PCA views coloured by k-means cluster ({first_corpus})")
@@ -317,12 +305,13 @@ fig = plt.figure(figsize=(9, 3.8 * len(rolled)), constrained_layout=True)
 explained_3d, extremes = {}, {}
 for row, view in enumerate(rolled):
     kept = analysed[view, first_corpus]
-    coordinates, explained = pca_view(embeddings[view, first_corpus].layer(roll_layer)[kept.rows], n_components=3)
+    coordinates, explained = compute.pca_view(embeddings[view, first_corpus].layer(roll_layer)[kept.rows],
+                                              n_components=3)
     explained_3d[view] = explained.sum()
     shown = figures.sample_points(draw, len(kept.rows), n_plot_points)
-    extremes[view] = describe_extremes(coordinates, kept.types, kept.positions)
+    extremes[view] = compute.describe_extremes(coordinates, kept.types, kept.positions)
     figures.swiss_roll_row(fig, len(rolled), row, coordinates[shown], explained, np.log10(kept.frequency[shown]),
-                           f"{view}, {layer_name(roll_layer)}: 2-D")
+                           f"{view}, {compute.layer_name(roll_layer)}: 2-D")
 fig.suptitle(f"Layer {roll_layer} (the paper's layer 2), coloured by token frequency ({first_corpus})")
 save_figure(fig, output_dir, "fig_swiss_roll")
 plt.show()
@@ -354,13 +343,13 @@ for view in shown_models:
     embedding, kept = embeddings[view, first_corpus], analysed[view, first_corpus]
     layer = middle[view, first_corpus]
     everything = np.concatenate([kept.symbol_rows, kept.word_rows])
-    coordinates, _ = pca_view(embedding.layer(layer)[everything], n_components=2)
+    coordinates, _ = compute.pca_view(embedding.layer(layer)[everything], n_components=2)
     is_symbol = np.arange(len(everything)) < len(kept.symbol_rows)
-    evidence["symbols"][view.label] = describe_symbols(coordinates, is_symbol, sample_size=n_plot_points,
-                                                       random_state=random_state)
+    evidence["symbols"][view.label] = compute.describe_symbols(coordinates, is_symbol, sample_size=n_plot_points,
+                                                               random_state=random_state)
     if view in rows:
-        figures.symbols_row(rows[view], coordinates, is_symbol, f"{view}, {layer_name(layer)}", draw=draw,
-                            n_points=n_plot_points)
+        figures.symbols_row(rows[view], coordinates, is_symbol, f"{view}, {compute.layer_name(layer)}",
+                            draw=draw, n_points=n_plot_points)
 fig.suptitle(f"Symbol and word tokens in one PCA view (grey: all tokens; {first_corpus})")
 save_figure(fig, output_dir, "fig_symbols")
 plt.show()
@@ -392,19 +381,21 @@ plt.show()
 # %%
 static = load_static(static_baseline)
 dims = {(view.label, corpus): embedding.dim for (view, corpus), embedding in embeddings.items()}
-contextual = mean_lid(per_layer, dims)
+contextual = compute.mean_lid(per_layer, dims)
 curves = []
 for (view, corpus), embedding in embeddings.items():
     if corpus == first_corpus:
         kept, layer = analysed[view, corpus], middle[view, corpus]
-        curve = lid_against_n(embedding.layer(layer)[kept.rows], lid_n_points, k=lid_k, queries=lid_queries or None,
-                              random_state=random_state)
+        curve = compute.lid_against_n(embedding.layer(layer)[kept.rows], lid_n_points, k=lid_k,
+                                      queries=lid_queries or None, random_state=random_state)
         curves.append(curve.assign(model=view.label, layer=layer))
 static_sizes = sorted(set(lid_n_points) | set(contextual.n) | {len(static.words)})
-static_curve = lid_against_n(static.matrix, static_sizes, k=lid_k, queries=lid_queries or None, random_state=random_state)
-evidence["lid_curve"] = lid_curve = pd.concat(curves + [static_curve.assign(model="static", layer=0)], ignore_index=True)
-evidence["table3"] = table3 = with_static(contextual, static_curve, name=static_baseline, dim=static.matrix.shape[1],
-                                          n_words=len(static.words))
+static_curve = compute.lid_against_n(static.matrix, static_sizes, k=lid_k, queries=lid_queries or None,
+                                     random_state=random_state)
+lid_curve = pd.concat(curves + [static_curve.assign(model="static", layer=0)], ignore_index=True)
+table3 = compute.with_static(contextual, static_curve, name=static_baseline, dim=static.matrix.shape[1],
+                             n_words=len(static.words))
+evidence |= {"lid_curve": lid_curve, "table3": table3}
 save_table(table3, output_dir, "table3", digits=2)
 save_table(lid_curve, output_dir, "lid_vs_n", digits=2)
 table3.round(2)
@@ -412,7 +403,8 @@ table3.round(2)
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.2))
 for label, group in lid_curve.groupby("model", sort=False):
-    name = f"{static_baseline} (static)" if label == "static" else f"{label}, {layer_name(int(group.layer.iloc[0]))}"
+    name = (f"{static_baseline} (static)" if label == "static"
+            else f"{label}, {compute.layer_name(int(group.layer.iloc[0]))}")
     ax.plot(group.n, group.lid_cosine, marker="o", ls="--" if label == "static" else "-", label=name)
 ax.set_xscale("log")
 ax.set_xlabel("number of points n (nested random subsets)")
@@ -447,10 +439,10 @@ for (view, corpus), embedding in embeddings.items():
     layer = middle[view, corpus]
     n_windows = len(windows[view.model, corpus])
     for share in (stability_share, 1.0):
-        kept = token_types(embedding.tokens, keep_symbols=keep_symbols or view.symbols_kept,
-                           keep_placeholders=keep_placeholders, max_windows=max(1, round(share * n_windows)))
-        geometry = geometry_by_layer(embedding, kept, layers=[layer], random_state=random_state, resume=True,
-                                     **geometry_options)
+        kept = compute.token_types(embedding.tokens, keep_symbols=keep_symbols or view.symbols_kept,
+                                   keep_placeholders=keep_placeholders, max_windows=max(1, round(share * n_windows)))
+        geometry = compute.geometry_by_layer(embedding, kept, layers=[layer], random_state=random_state,
+                                             resume=True, **geometry_options)
         stability_rows.append(geometry.per_layer.assign(model=view.label, windows=max(1, round(share * n_windows))))
 stability = pd.concat(stability_rows, ignore_index=True)[
     ["model", "layer", "windows", "n_tokens", "s_inter", "s_intra", "n_clusters", "silhouette", "s_inter_clusters",
