@@ -47,7 +47,8 @@
 # corpus (the authors used all of PTB train, about 1 M tokens; two CPU cores cannot). Each token
 # keeps its position in its window. **Symbol tokens** are pieces with no letter and no digit (`.`,
 # `,`, `$`, `<`); statistics count word tokens only, unless `keep_symbols` keeps special and
-# symbol tokens as the authors' code did. The exact rules are in `isolib.studies.cai_clusters_manifolds`.
+# symbol tokens as the authors' code did. The exact rules are in `isolib.studies.cai_clusters_manifolds`
+# (what is computed in its `compute`, how each claim is judged in its `claims`).
 #
 # **Models.** The paper's BERT, DistilBERT, GPT (openai-gpt) and GPT-2 come from the Hugging Face
 # Hub (profile `paper`); ELMo is not in transformers and is not run. Offline, `minilm`
@@ -97,36 +98,21 @@ n_jobs: int = -1  # worker processes sharing a model's layers; -1 uses every cor
 
 # %%
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from isolib.datasets import load_corpus
-from isolib.embed import embed_views, first_position_norm_ratio, split_view
-from isolib.findings import count_line, findings_table, verdicts, write_results
+from isolib.embed import embed_views, first_position_norm_ratio
+from isolib.evidence import judge, save_evidence
+from isolib.findings import count_line, findings_table, verdicts
 from isolib.models import load_model, load_static
-from isolib.plotting import (panel_grid, plot_per_layer, plot_points, replicates, save_figure, save_table, set_style,
-                             show_table)
+from isolib.plotting import panel_grid, replicates, save_figure, save_table, set_style, show_table
 from isolib.project import check_output_dir
 from isolib.runner import peak_memory_gib
-from isolib.studies.cai_clusters_manifolds import (
-    CITATION,
-    assess_findings,
-    describe_extremes,
-    describe_symbols,
-    geometry_by_layer,
-    layer_findings,
-    layer_name,
-    lid_against_n,
-    middle_layer,
-    models_run,
-    pca_view,
-    picture_findings,
-    symbols_view_label,
-    token_types,
-)
+from isolib.studies.cai_clusters_manifolds import claims, compute, figures
+from isolib.views import View
 from isolib.windows import running_text_windows
 
 started = time.perf_counter()
@@ -157,27 +143,29 @@ for name in models:
         views = embed_views(loaded, cut.text.tolist(), views=decoder_views, layers=layers.get(name),
                             max_length=window_length, batch_size=8, dtype=storage_dtype, device=device)
         for label, embedding in views.items():
-            embeddings[label, corpus] = embedding
-            analysed[label, corpus] = token_types(embedding.tokens, keep_symbols=keep_symbols,
-                                                  keep_placeholders=keep_placeholders)
+            view = View.parse(label)
+            embeddings[view, corpus] = embedding
+            analysed[view, corpus] = compute.token_types(embedding.tokens, keep_symbols=keep_symbols,
+                                                         keep_placeholders=keep_placeholders)
             # The authors' setting, beside, for an encoder only ([CLS] first): a decoder's start token is special,
             # and keeping it would put the attention sink back into its start-token view.
             if symbols_kept_view and not views[name].starts_with_content:
-                embeddings[symbols_view_label(label), corpus] = embedding
-                analysed[symbols_view_label(label), corpus] = token_types(embedding.tokens, keep_symbols=True,
-                                                                          keep_placeholders=keep_placeholders)
+                with_symbols = View(view.model, view.first_position, symbols_kept=True)
+                embeddings[with_symbols, corpus] = embedding
+                analysed[with_symbols, corpus] = compute.token_types(embedding.tokens, keep_symbols=True,
+                                                                     keep_placeholders=keep_placeholders)
         print(f"{name}, {corpus}: {len(cut)} of {cut.attrs['n_windows']} windows ({cut.n_pieces.sum()} tokens of "
               f"{cut.attrs['n_pieces']}); layers {list(embedding.layers)} of {embedding.n_layers}")
     del loaded
 # The middle layer of each model (or its nearest extracted one) serves the pictures, the LID curve and the stability check.
-middle = {key: min(embedding.layers, key=lambda layer: abs(layer - middle_layer(embedding.n_layers)))
+middle = {key: min(embedding.layers, key=lambda layer: abs(layer - compute.middle_layer(embedding.n_layers)))
           for key, embedding in embeddings.items()}
-for (label, corpus), kept in analysed.items():
-    print(f"{label}, {corpus}: {len(kept.rows)} analysed tokens of {len(np.unique(kept.types))} types "
+for (view, corpus), kept in analysed.items():
+    print(f"{view}, {corpus}: {len(kept.rows)} analysed tokens of {len(np.unique(kept.types))} types "
           f"({len(kept.symbol_rows)} symbol tokens {'kept' if kept.is_symbol.any() else 'left out'}, "
           f"{kept.n_placeholders_left_out} placeholder pieces left out)")
-    if embeddings[label, corpus].starts_with_content:
-        ratio = first_position_norm_ratio(embeddings[label, corpus])
+    if embeddings[view, corpus].starts_with_content:
+        ratio = first_position_norm_ratio(embeddings[view, corpus])
         print("  first-position norm ratio: " + ", ".join(f"L{layer} {value:.1f}" for layer, value in ratio.items()))
 
 # %% [markdown]
@@ -201,26 +189,18 @@ for (label, corpus), kept in analysed.items():
 # largest share of window-first tokens in any cluster: 1 would mean a cluster made of sinks.
 
 # %%
-tables, clusters = {"per_layer": [], "silhouettes": [], "clusters": [], "units": []}, {}
-for (label, corpus), embedding in embeddings.items():
-    # Each layer's analysis is stored as it is finished: a stopped run resumes at the next layer.
-    geometry = geometry_by_layer(embedding, analysed[label, corpus], random_state=random_state, n_jobs=n_jobs,
-                                 resume=True, **geometry_options)
-    for name in tables:
-        table = getattr(geometry, name)
-        tables[name].append(table.assign(model=label, corpus=corpus)[["model", "corpus", *table.columns]])
-    clusters[label, corpus] = geometry.labels
-per_layer, silhouette_table, cluster_table, units = (pd.concat(tables[name], ignore_index=True) for name in tables)
+# Each layer's analysis is stored as it is finished: a stopped run resumes at the next layer.
+tables, clusters = compute.geometry_by_view(embeddings, analysed, random_state=random_state, n_jobs=n_jobs,
+                                            resume=True, **geometry_options)
+# The evidence the claims are judged on: every per-layer number, every k-means restart, every type's centring units.
+evidence = {name: tables[name] for name in ("per_layer", "silhouettes", "units")}
+per_layer = tables["per_layer"]
 save_table(per_layer, output_dir, "per_layer")
 # Another CPU's kernels can send a k-means restart elsewhere: each score may move within the spread of its k's restarts.
 restarts = replicates("model", "corpus", "layer", "k")
-save_table(silhouette_table, output_dir, "silhouettes", tolerance={"silhouette": restarts, "inertia": restarts})
-save_table(cluster_table, output_dir, "clusters")
-# Lines of one model's views share a colour and differ in style, so overlapping views stay visible.
-plotted = per_layer.assign(view=per_layer.model.map(lambda label: (split_view(label.removesuffix(" (symbols kept)"))[1]
-                                                                   + (", symbols kept" if "symbols kept" in label else ""))),
-                           model=per_layer.model.map(lambda label: split_view(label.removesuffix(" (symbols kept)"))[0])
-                           + ", " + per_layer.corpus)
+save_table(tables["silhouettes"], output_dir, "silhouettes", tolerance={"silhouette": restarts, "inertia": restarts})
+save_table(tables["clusters"], output_dir, "clusters")
+plotted = figures.by_model_and_view(per_layer)
 # The columns a reader needs here; every column is in per_layer.csv.
 show_table(per_layer[["model", "corpus", "layer", "n_tokens", "s_inter", "s_intra", "s_inter_centred", "n_clusters",
                       "silhouette", "n_real_clusters", "s_inter_clusters_weighted", "lid_cosine"]])
@@ -229,16 +209,7 @@ show_table(per_layer[["model", "corpus", "layer", "n_tokens", "s_inter", "s_intr
 # ## Figure — the initial look: S_inter and S_intra per layer
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(13, 4), constrained_layout=True)
-for ax, (measure, title) in zip(axes, [("s_inter", "S_inter: different types"), ("s_intra", "S_intra: same type")]):
-    plot_per_layer(plotted, measure, ax=ax, ylabel="mean cosine", style="view")
-    ax.set_title(title)
-    ax.set_ylim(-0.05, 1.02)
-    ax.axhline(0, color="grey", lw=0.8)
-fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=4, fontsize="small")
-for ax in axes:
-    ax.get_legend().remove()
-fig.suptitle("Initial look: cosine between types and within types")
+fig = figures.initial_look(plotted)
 save_figure(fig, output_dir, "fig_initial_look")
 plt.show()
 
@@ -247,7 +218,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-judged = layer_findings(per_layer, silhouette_table, units)
+judged = claims.layer_findings(evidence)
 print(verdicts(judged, ["Anisotropy in every layer"]))
 
 # %% [markdown]
@@ -263,29 +234,25 @@ print(verdicts(judged, ["Anisotropy in every layer"]))
 # %%
 first_corpus = corpora[0]
 panels = []
-for (label, corpus), embedding in embeddings.items():
+for (view, corpus), embedding in embeddings.items():
     if corpus != first_corpus:
         continue
-    wanted = ([] if embedding.starts_with_content else [2]) + [middle[label, corpus]]
-    panels += [(label, layer) for layer in dict.fromkeys(wanted) if layer in embedding.layers]
+    wanted = ([] if embedding.starts_with_content else [2]) + [middle[view, corpus]]
+    panels += [(view, layer) for layer in dict.fromkeys(wanted) if layer in embedding.layers]
 draw = np.random.default_rng(random_state)
 fig, axes = panel_grid(len(panels), panel_size=(4.2, 4), max_columns=4)  # rows of four stay legible
-for ax, (label, layer) in zip(axes, panels):
-    kept = analysed[label, first_corpus]
-    coordinates, explained = pca_view(embeddings[label, first_corpus].layer(layer)[kept.rows], n_components=2)
-    shown = np.sort(draw.choice(len(kept.rows), size=min(n_plot_points, len(kept.rows)), replace=False))
-    plot_points(ax, coordinates[shown], clusters[label, first_corpus][layer][shown], categorical=True)
-    sinks = shown[kept.positions[shown] == 0]
-    ax.scatter(*coordinates[sinks].T, marker="x", color="black", s=12, linewidths=0.8, label="window position 0")
-    chosen = per_layer.query("model == @label and corpus == @first_corpus and layer == @layer").iloc[0]
+for ax, (view, layer) in zip(axes, panels):
+    kept = analysed[view, first_corpus]
+    coordinates, explained = compute.pca_view(embeddings[view, first_corpus].layer(layer)[kept.rows],
+                                              n_components=2)
+    shown = figures.sample_points(draw, len(kept.rows), n_plot_points)
+    chosen = per_layer[(per_layer.model == view.label) & (per_layer.corpus == first_corpus)
+                       & (per_layer.layer == layer)].iloc[0]
     # Groups can be visible at k = 1: the title says how far the best silhouette is from the cut.
     below_cut = f" (best silhouette {chosen.silhouette:.3f} < 0.1)" if chosen.n_clusters == 1 else ""
-    ax.set_title(f"{label}\n{layer_name(layer)}: k = {int(chosen.n_clusters)}{below_cut}", fontsize="medium")
-    ax.set_xlabel(f"PC1 ({explained[0]:.0%})")
-    ax.set_ylabel(f"PC2 ({explained[1]:.0%})")
-    # Limits from the 0.5th-99.5th percentiles: a few far tokens (the sink) would squash everything else.
-    for limits, axis in zip(np.percentile(coordinates[shown], [0.5, 99.5], axis=0).T, (ax.set_xlim, ax.set_ylim)):
-        axis(limits[0] - 0.05 * np.ptp(limits), limits[1] + 0.05 * np.ptp(limits))
+    title = f"{view}\n{compute.layer_name(layer)}: k = {int(chosen.n_clusters)}{below_cut}"
+    figures.cluster_panel(ax, coordinates[shown], explained, clusters[view, first_corpus][layer][shown],
+                          kept.positions[shown], title)
 fig.suptitle(f"Isolated clusters: 2-D PCA views coloured by k-means cluster ({first_corpus})")
 save_figure(fig, output_dir, "fig_clusters")
 plt.show()
@@ -299,30 +266,7 @@ plt.show()
 # inside the clusters.
 
 # %%
-fig, axes = plt.subplots(1, 4, figsize=(20, 4.2), constrained_layout=True)
-panels = [("n_clusters", "chosen k", "(a) k chosen by silhouette"),
-          ("silhouette", "silhouette", "(b) best silhouette (k = 1 below 0.1)"),
-          ("s_inter_clusters_weighted", "mean cosine", "(c) S_inter: per-cluster vs global centring"),
-          ("s_intra_clusters", "mean cosine", "(d) S_intra inside clusters")]
-for ax, (measure, ylabel, title) in zip(axes, panels):
-    plot_per_layer(plotted, measure, ax=ax, ylabel=ylabel, style="view")
-    ax.set_title(title, fontsize="medium")
-depth = plotted.layer / plotted.groupby("model").layer.transform("max")
-axes[0].yaxis.set_major_locator(plt.MaxNLocator(integer=True))
-# One std over restarts each way, cut at the silhouette's upper bound of 1.
-spread = np.vstack([plotted.silhouette_std, np.minimum(plotted.silhouette_std, 1 - plotted.silhouette)])
-axes[1].errorbar(depth, plotted.silhouette, yerr=spread, fmt="none", ecolor="black", elinewidth=0.8)
-axes[1].axhline(0.1, color="black", ls=":", lw=1)
-for model, group in plotted.assign(depth=depth).groupby(["model", "view"], sort=False):
-    axes[2].plot(group.depth, group.s_inter_centred, color="grey", ls="--", marker=".", lw=1)
-axes[2].plot([], [], color="grey", ls="--", marker=".", label="after global centring (control)")
-for ax in axes[2:]:
-    ax.axhline(0, color="grey", lw=0.8)
-handles, names = axes[2].get_legend_handles_labels()
-fig.legend(handles, names, loc="outside lower center", ncol=4, fontsize="small")
-for ax in axes:
-    ax.get_legend().remove()
-fig.suptitle("Clusters and per-cluster centring")
+fig = figures.cluster_isotropy(plotted)
 save_figure(fig, output_dir, "fig_cluster_isotropy")
 plt.show()
 
@@ -345,7 +289,7 @@ print(verdicts(judged, ["The space is dominated", "Per-cluster centring", "Insid
 # groups are the small ones, the sink and the placeholders.
 
 # %%
-show_table(cluster_table.drop(columns=["placeholder_share"]))
+show_table(tables["clusters"].drop(columns=["placeholder_share"]))
 
 # %% [markdown]
 # ## Figure — the Swiss roll: layer 3 (the paper's layer 2) coloured by token frequency
@@ -356,37 +300,31 @@ show_table(cluster_table.drop(columns=["placeholder_share"]))
 
 # %%
 roll_layer = 3
-rolled = [(label, corpus) for (label, corpus) in embeddings if corpus == first_corpus
-          and roll_layer in embeddings[label, corpus].layers]
+rolled = [view for (view, corpus) in embeddings if corpus == first_corpus
+          and roll_layer in embeddings[view, corpus].layers]
 fig = plt.figure(figsize=(9, 3.8 * len(rolled)), constrained_layout=True)
 explained_3d, extremes = {}, {}
-for row, key in enumerate(rolled):
-    kept = analysed[key]
-    coordinates, explained = pca_view(embeddings[key].layer(roll_layer)[kept.rows], n_components=3)
-    explained_3d[key[0]] = explained.sum()
-    shown = np.sort(draw.choice(len(kept.rows), size=min(n_plot_points, len(kept.rows)), replace=False))
-    frequency = np.log10(kept.frequency[shown])
-    extremes[key[0]] = describe_extremes(coordinates, kept.types, kept.positions)
-    ax = fig.add_subplot(len(rolled), 2, 2 * row + 1)
-    plot_points(ax, coordinates[shown, :2], frequency, cmap="jet", colorbar_label="log10 type count")
-    ax.set_xlabel(f"PC1 ({explained[0]:.0%})")
-    ax.set_ylabel(f"PC2 ({explained[1]:.0%})")
-    ax.set_title(f"{key[0]}, {layer_name(roll_layer)}: 2-D", fontsize="medium")
-    ax3d = fig.add_subplot(len(rolled), 2, 2 * row + 2, projection="3d")
-    plot_points(ax3d, coordinates[shown], frequency, cmap="jet", colorbar_label="log10 type count")
-    ax3d.set_title(f"3-D ({explained.sum():.0%} of the variance on 3 PCs)", fontsize="medium")
+for row, view in enumerate(rolled):
+    kept = analysed[view, first_corpus]
+    coordinates, explained = compute.pca_view(embeddings[view, first_corpus].layer(roll_layer)[kept.rows],
+                                              n_components=3)
+    explained_3d[view] = explained.sum()
+    shown = figures.sample_points(draw, len(kept.rows), n_plot_points)
+    extremes[view] = compute.describe_extremes(coordinates, kept.types, kept.positions)
+    figures.swiss_roll_row(fig, len(rolled), row, coordinates[shown], explained, np.log10(kept.frequency[shown]),
+                           f"{view}, {compute.layer_name(roll_layer)}: 2-D")
 fig.suptitle(f"Layer {roll_layer} (the paper's layer 2), coloured by token frequency ({first_corpus})")
 save_figure(fig, output_dir, "fig_swiss_roll")
 plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-decoders = [label for (label, corpus) in rolled if embeddings[split_view(label)[0], first_corpus].starts_with_content]
-swiss_roll = {label: f"{explained_3d[label]:.0%} of the variance of L{roll_layer} on 3 PCs; {extremes[label]} (figure)"
-              for label in decoders}
-print(verdicts(picture_findings(swiss_roll), ["A Swiss-roll"]))
-for label, text in extremes.items():
-    print(f"{label}, L{roll_layer}: {text}")
+decoders = [view for view in rolled if embeddings[View(view.model), first_corpus].starts_with_content]
+evidence["swiss_roll"] = {view.label: f"{explained_3d[view]:.0%} of the variance of L{roll_layer} on 3 PCs; "
+                                      f"{extremes[view]} (figure)" for view in decoders}
+print(verdicts(claims.picture_findings(evidence), ["A Swiss-roll"]))
+for view, text in extremes.items():
+    print(f"{view}, L{roll_layer}: {text}")
 
 # %% [markdown]
 # ## Figure — symbol tokens and word tokens
@@ -396,40 +334,30 @@ for label, text in extremes.items():
 # are drawn here). Symbols are left out of the statistics by default.
 
 # %%
-shown_models = [label for (label, corpus) in embeddings if corpus == first_corpus]
+shown_models = [view for (view, corpus) in embeddings if corpus == first_corpus]
 # A symbols-kept view draws the same picture as its model's: one row per model.
-drawn = [label for label in shown_models if not label.endswith(" (symbols kept)")]
+drawn = [view for view in shown_models if not view.symbols_kept]
 fig, axes = plt.subplots(len(drawn), 2, figsize=(9, 3.8 * len(drawn)), squeeze=False, constrained_layout=True)
 rows = dict(zip(drawn, axes))
-symbols = {}
-for label in shown_models:
-    embedding, kept = embeddings[label, first_corpus], analysed[label, first_corpus]
-    layer = middle[label, first_corpus]
+evidence["symbols"] = {}
+for view in shown_models:
+    embedding, kept = embeddings[view, first_corpus], analysed[view, first_corpus]
+    layer = middle[view, first_corpus]
     everything = np.concatenate([kept.symbol_rows, kept.word_rows])
-    coordinates, _ = pca_view(embedding.layer(layer)[everything], n_components=2)
+    coordinates, _ = compute.pca_view(embedding.layer(layer)[everything], n_components=2)
     is_symbol = np.arange(len(everything)) < len(kept.symbol_rows)
-    symbols[label] = describe_symbols(coordinates, is_symbol, sample_size=n_plot_points, random_state=random_state)
-    if label not in rows:
-        continue
-    for ax, (chosen, title) in zip(rows[label], [(is_symbol, "symbol tokens"), (~is_symbol, "word tokens")]):
-        picked = np.flatnonzero(chosen)
-        picked = np.sort(draw.choice(picked, size=min(n_plot_points, len(picked)), replace=False))
-        ax.scatter(*coordinates.T, s=1, color="lightgrey", alpha=0.3, linewidths=0, rasterized=True)
-        ax.scatter(*coordinates[picked].T, s=3, color="tab:red" if title == "symbol tokens" else "tab:blue",
-                   alpha=0.6, linewidths=0)
-        ax.set_title(f"{label}, {layer_name(layer)}\n{title} ({chosen.sum():,})", fontsize="medium")
-        ax.set_xlabel("PC1")
-        ax.set_ylabel("PC2")
-        # Limits from the 0.5th-99.5th percentiles of all tokens, so a few far ones do not squash the view.
-        for limits, axis in zip(np.percentile(coordinates, [0.5, 99.5], axis=0).T, (ax.set_xlim, ax.set_ylim)):
-            axis(limits[0] - 0.05 * np.ptp(limits), limits[1] + 0.05 * np.ptp(limits))
+    evidence["symbols"][view.label] = compute.describe_symbols(coordinates, is_symbol, sample_size=n_plot_points,
+                                                               random_state=random_state)
+    if view in rows:
+        figures.symbols_row(rows[view], coordinates, is_symbol, f"{view}, {compute.layer_name(layer)}",
+                            draw=draw, n_points=n_plot_points)
 fig.suptitle(f"Symbol and word tokens in one PCA view (grey: all tokens; {first_corpus})")
 save_figure(fig, output_dir, "fig_symbols")
 plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(verdicts(picture_findings(swiss_roll, symbols), ["Symbol tokens"]))
+print(verdicts(claims.picture_findings(evidence), ["Symbol tokens"]))
 
 # %% [markdown]
 # ## Figure 9 — local intrinsic dimension per layer
@@ -438,19 +366,7 @@ print(verdicts(picture_findings(swiss_roll, symbols), ["Symbol tokens"]))
 # cosine mode). The estimate on squared distances is exactly half (the log-ratios double).
 
 # %%
-lid_long = per_layer.melt(id_vars=["model", "corpus", "layer"], value_name="lid", var_name="variant",
-                          value_vars=["lid_euclidean", "lid_euclidean_squared", "lid_cosine", "lid_cosine_squared"])
-lid_long["distance"] = np.where(lid_long.variant.str.endswith("squared"), "squared", "true")
-lid_long["model"] = lid_long.model + ", " + lid_long.corpus  # every view its own colour; dashes: squared distances
-fig, axes = plt.subplots(1, 2, figsize=(13, 4), constrained_layout=True)
-for ax, metric in zip(axes, ["euclidean", "cosine"]):
-    chosen = lid_long[lid_long.variant.str.startswith(f"lid_{metric}")]
-    plot_per_layer(chosen, "lid", ax=ax, ylabel="mean LID (k = 100)", style="distance")
-    ax.set_title(f"{metric} distance")
-fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=5, fontsize="small")
-for ax in axes:
-    ax.get_legend().remove()
-fig.suptitle("Figure 9: local intrinsic dimension per layer")
+fig = figures.lid_per_layer(per_layer)
 save_figure(fig, output_dir, "fig_lid")
 plt.show()
 
@@ -465,25 +381,22 @@ plt.show()
 
 # %%
 static = load_static(static_baseline)
-upper = per_layer[per_layer.layer > 0]
-table3 = (upper.groupby(["model", "corpus"], sort=False)
-          .agg(n=("n_tokens", "first"), lid_cosine=("lid_cosine", "mean"), lid_cosine_squared=("lid_cosine_squared", "mean"))
-          .reset_index())
-table3["dim"] = [embeddings[key].dim for key in zip(table3.model, table3.corpus)]
+dims = {(view.label, corpus): embedding.dim for (view, corpus), embedding in embeddings.items()}
+contextual = compute.mean_lid(per_layer, dims)
 curves = []
-for label, corpus in embeddings:
+for (view, corpus), embedding in embeddings.items():
     if corpus == first_corpus:
-        embedding, kept = embeddings[label, corpus], analysed[label, corpus]
-        layer = middle[label, corpus]
-        curve = lid_against_n(embedding.layer(layer)[kept.rows], lid_n_points, k=lid_k, queries=lid_queries or None,
-                              random_state=random_state)
-        curves.append(curve.assign(model=label, layer=layer))
-static_sizes = sorted(set(lid_n_points) | set(table3.n) | {len(static.words)})
-static_curve = lid_against_n(static.matrix, static_sizes, k=lid_k, queries=lid_queries or None, random_state=random_state)
+        kept, layer = analysed[view, corpus], middle[view, corpus]
+        curve = compute.lid_against_n(embedding.layer(layer)[kept.rows], lid_n_points, k=lid_k,
+                                      queries=lid_queries or None, random_state=random_state)
+        curves.append(curve.assign(model=view.label, layer=layer))
+static_sizes = sorted(set(lid_n_points) | set(contextual.n) | {len(static.words)})
+static_curve = compute.lid_against_n(static.matrix, static_sizes, k=lid_k, queries=lid_queries or None,
+                                     random_state=random_state)
 lid_curve = pd.concat(curves + [static_curve.assign(model="static", layer=0)], ignore_index=True)
-static_rows = static_curve[static_curve.n.isin(set(table3.n) | {len(static.words)})]
-table3 = pd.concat([table3, static_rows.assign(model="static", corpus=static_baseline, dim=static.matrix.shape[1])],
-                   ignore_index=True)[["model", "corpus", "n", "dim", "lid_cosine", "lid_cosine_squared"]]
+table3 = compute.with_static(contextual, static_curve, name=static_baseline, dim=static.matrix.shape[1],
+                             n_words=len(static.words))
+evidence |= {"lid_curve": lid_curve, "table3": table3}
 save_table(table3, output_dir, "table3", digits=2)
 save_table(lid_curve, output_dir, "lid_vs_n", digits=2)
 table3.round(2)
@@ -491,7 +404,8 @@ table3.round(2)
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.2))
 for label, group in lid_curve.groupby("model", sort=False):
-    name = f"{static_baseline} (static)" if label == "static" else f"{label}, {layer_name(int(group.layer.iloc[0]))}"
+    name = (f"{static_baseline} (static)" if label == "static"
+            else f"{label}, {compute.layer_name(int(group.layer.iloc[0]))}")
     ax.plot(group.n, group.lid_cosine, marker="o", ls="--" if label == "static" else "-", label=name)
 ax.set_xscale("log")
 ax.set_xlabel("number of points n (nested random subsets)")
@@ -510,8 +424,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(verdicts(assess_findings(per_layer, silhouette_table, units, table3, lid_curve),
-               ["Contextual spaces", "Table 3"]))
+print(verdicts(claims.findings(evidence), ["Contextual spaces", "Table 3"]))
 
 # %% [markdown]
 # ## Stability — the same measures on a smaller budget
@@ -521,17 +434,17 @@ print(verdicts(assess_findings(per_layer, silhouette_table, units, table3, lid_c
 
 # %%
 stability_rows = []
-for (label, corpus), embedding in embeddings.items():
+for (view, corpus), embedding in embeddings.items():
     if corpus != first_corpus:
         continue
-    layer = middle[label, corpus]
-    n_windows = len(windows[split_view(label.removesuffix(" (symbols kept)"))[0], corpus])
+    layer = middle[view, corpus]
+    n_windows = len(windows[view.model, corpus])
     for share in (stability_share, 1.0):
-        kept = token_types(embedding.tokens, keep_symbols=keep_symbols or label.endswith(" (symbols kept)"),
-                           keep_placeholders=keep_placeholders, max_windows=max(1, round(share * n_windows)))
-        geometry = geometry_by_layer(embedding, kept, layers=[layer], random_state=random_state, resume=True,
-                                     **geometry_options)
-        stability_rows.append(geometry.per_layer.assign(model=label, windows=max(1, round(share * n_windows))))
+        kept = compute.token_types(embedding.tokens, keep_symbols=keep_symbols or view.symbols_kept,
+                                   keep_placeholders=keep_placeholders, max_windows=max(1, round(share * n_windows)))
+        geometry = compute.geometry_by_layer(embedding, kept, layers=[layer], random_state=random_state,
+                                             resume=True, **geometry_options)
+        stability_rows.append(geometry.per_layer.assign(model=view.label, windows=max(1, round(share * n_windows))))
 stability = pd.concat(stability_rows, ignore_index=True)[
     ["model", "layer", "windows", "n_tokens", "s_inter", "s_intra", "n_clusters", "silhouette", "s_inter_clusters",
      "s_inter_clusters_weighted", "s_inter_centred", "lid_euclidean", "lid_cosine"]]
@@ -543,38 +456,30 @@ stability.round(3)
 #
 # `RESULTS.md` in the output folder lists each claim of the paper beside this run's, marked
 # *reproduced*, *borderline*, *not reproduced* or *not comparable* by the rule on its line (declared in
-# `isolib.studies.cai_clusters_manifolds`, judged by `isolib.findings`). Claims are tested per model
+# `isolib.studies.cai_clusters_manifolds.claims`, judged by `isolib.findings`). The claims read only the
+# evidence stored in the output folder's `evidence/`, so `python -m isolib judge 02_cai_clusters_manifolds`
+# judges them again without a model. Claims are tested per model
 # and corpus on all layers from L1, one line per claim and model: the common status of the corpora,
 # borderline where they disagree, with each corpus's numbers. Table 3's numbers are comparable only on
 # the paper's own models.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-findings = assess_findings(per_layer, silhouette_table, units, table3, lid_curve, swiss_roll=swiss_roll, symbols=symbols)
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
-notes = [
-    f"Profile `{profile}`: models {', '.join(models)}; corpora {', '.join(corpora)} (train), windows of "
-    f"{window_length} tokens, about {token_budget or 'all'} tokens per corpus and model; "
-    f"{'special and symbol tokens kept' if keep_symbols else 'word tokens only'}"
-    f"{' (and the encoders with them kept, beside)' if symbols_kept_view else ''}; PTB's <unk> and N "
-    f"{'kept' if keep_placeholders else 'left out'}; k-means k = 2-{k_max}, {n_init} restarts each scored, fitted on "
-    f"{kmeans_fit_size or 'all'} points; silhouette on {silhouette_sample or 'all'} points; outlier groups below "
-    f"{min_cluster_share:.0%} of the tokens or mostly window-first tokens or placeholders; "
-    f"LID k = {lid_k} over {lid_queries or 'all'} query points.",
-    "Layers are ours (0 = input embeddings); the authors' layer L is our L+1.",
-    "A decoder is judged in its start-token view; the paper's procedure (the model's name alone, the attention sink "
-    f"kept) is shown beside it, not counted (views run: {', '.join(decoder_views) or 'none'}).",
-    f"Wall time of the notebook: {elapsed_minutes:.1f} min (embeddings read from the cache when present); "
-    f"peak memory of the kernel: {peak_gib:.1f} GiB.",
-]
-results = write_results(findings, Path(output_dir) / "RESULTS.md",
-                        title="Cai et al. (2021): results of this run", citation=CITATION,
-                        models=models_run(models, static_baseline), notes=notes)
-print(count_line(findings))
+# What the page's notes say of this run.
+evidence["run"] = dict(
+    profile=profile, models=models, corpora=corpora, window_length=window_length, token_budget=token_budget,
+    keep_symbols=keep_symbols, symbols_kept_view=symbols_kept_view, keep_placeholders=keep_placeholders, k_max=k_max,
+    n_init=n_init, kmeans_fit_size=kmeans_fit_size, silhouette_sample=silhouette_sample,
+    min_cluster_share=min_cluster_share, lid_k=lid_k, lid_queries=lid_queries, decoder_views=decoder_views,
+    static_baseline=static_baseline, wall_minutes=elapsed_minutes, peak_gib=peak_gib)
+save_evidence(output_dir, evidence)
+record = judge(output_dir, claims.record)  # results.json and RESULTS.md, judged from the stored evidence
+print(count_line(record.findings))
 
 # %%
-show_table(findings_table(findings).drop(columns="rule"))
+show_table(findings_table(record.findings).drop(columns="rule"))
 
 # %%
 print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")

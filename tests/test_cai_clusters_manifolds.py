@@ -1,4 +1,4 @@
-"""The study module of notebook 02 (Cai et al. 2021), on constructed data with a known answer and on real PTB."""
+"""The study package of notebook 02 (Cai et al. 2021), on constructed data with a known answer and on real PTB."""
 
 import numpy as np
 import pandas as pd
@@ -8,25 +8,26 @@ from isolib import datasets
 from isolib.embed import TOKEN_COLUMNS, token_table
 from isolib.findings import STATUSES
 from isolib.metrics import lid_mle
-from isolib.studies.cai_clusters_manifolds import (
-    assess_findings,
+from isolib.studies.cai_clusters_manifolds import compute
+from isolib.studies.cai_clusters_manifolds.claims import findings, layer_findings, picture_findings
+from isolib.studies.cai_clusters_manifolds.compute import (
+    describe_extremes,
+    describe_symbols,
+    layer_name,
+    lid_against_n,
+    middle_layer,
+    paper_layer,
+    token_types,
+)
+from isolib.studies.cai_clusters_manifolds.measures import (
     centring_units,
     cluster_means,
     describe_clusters,
-    describe_extremes,
-    describe_symbols,
-    layer_findings,
     layer_geometry,
-    layer_name,
-    lid_against_n,
     lid_variants,
-    middle_layer,
-    paper_layer,
     per_cluster_similarity,
-    picture_findings,
-    symbols_view_label,
-    token_types,
 )
+from isolib.views import View
 from isolib.windows import placeholder_mask, running_text_windows
 
 
@@ -200,11 +201,12 @@ def test_findings_follow_their_rules():
     curve = pd.DataFrame({"model": ["gpt2", "gpt2", "minilm", "minilm", "mpnet", "mpnet", "static", "static"],
                           "n": [100, 1000] * 4, "layer": [1] * 8,
                           "lid_cosine": [20.0, 13.0, 50.0, 40.0, 10.0, 12.0, 15.0, 30.0]})
-    findings = assess_findings(per_layer, silhouettes, units, table3, curve, swiss_roll={"gpt2": "a picture"})
-    assert {finding.status for finding in findings} <= set(STATUSES)
+    judged = findings({"per_layer": per_layer, "silhouettes": silhouettes, "units": units, "table3": table3,
+                       "lid_curve": curve, "swiss_roll": {"gpt2": "a picture"}})
+    assert {finding.status for finding in judged} <= set(STATUSES)
 
     def status(claim, model):
-        (found,) = [finding.status for finding in findings if finding.finding.startswith(claim) and finding.model == model]
+        (found,) = [finding.status for finding in judged if finding.finding.startswith(claim) and finding.model == model]
         return found
 
     assert status("Anisotropy in every layer", "gpt2") == "reproduced"
@@ -223,8 +225,10 @@ def test_findings_follow_their_rules():
     assert status("Table 3: average cosine LID of GPT-2", "gpt2") == "reproduced"  # 6.5 within 1.0 of 7.0
     assert status("Table 3: average cosine LID of D-BERT", "minilm") == "not comparable"  # a stand-in for DistilBERT
     assert status("A Swiss-roll", "gpt2") == "not comparable"
-    inside = [finding for finding in findings if finding.finding.startswith("Inside clusters")]
+    inside = [finding for finding in judged if finding.finding.startswith("Inside clusters")]
     assert all("Threshold ours" in finding.rule for finding in inside)
+    # Each interval says what it resamples.
+    assert all(finding.sampling_unit.startswith("types") for finding in inside)
 
 
 def test_a_decoder_is_judged_in_its_start_token_view_and_the_symbols_view_is_not_counted():
@@ -233,15 +237,15 @@ def test_a_decoder_is_judged_in_its_start_token_view_and_the_symbols_view_is_not
         _per_layer("smollm2", [0.1, 0.5, 0.6], [0.2, 0.8, 0.9], [1, 2, 2], [0.3, 0.01, 0.0], [9.0, 9.0, 9.0]),
         _per_layer("smollm2 (start token)", [0.1, 0.5, 0.6], [0.2, 0.8, 0.9], [1, 1, 1], [0.3, 0.2, 0.0],
                    [9.0, 9.0, 9.0]),
-        _per_layer(symbols_view_label("minilm"), [0.1, 0.5, 0.6], [0.2, 0.8, 0.9], [1, 2, 2], [0.3, 0.01, 0.0],
+        _per_layer(View("minilm", symbols_kept=True).label, [0.1, 0.5, 0.6], [0.2, 0.8, 0.9], [1, 2, 2], [0.3, 0.01, 0.0],
                    [9.0, 9.0, 9.0]),
     ])
     silhouettes = pd.concat([_silhouettes("smollm2", layers, [1, 2, 2], [0.0, 0.9, 0.9]),
                              _silhouettes("smollm2 (start token)", layers, [1, 1, 1], [0.0, 0.05, 0.05]),
-                             _silhouettes(symbols_view_label("minilm"), layers, [1, 2, 2], [0.0, 0.9, 0.9])])
+                             _silhouettes(View("minilm", symbols_kept=True).label, layers, [1, 2, 2], [0.0, 0.9, 0.9])])
     units = pd.concat([_units(label, layers, 0.0, 0.1) for label in pd.unique(per_layer.model)])
-    findings = layer_findings(per_layer, silhouettes, units)
-    dominated = {finding.model: finding for finding in findings if finding.finding.startswith("The space is dominated")}
+    judged = layer_findings({"per_layer": per_layer, "silhouettes": silhouettes, "units": units})
+    dominated = {finding.model: finding for finding in judged if finding.finding.startswith("The space is dominated")}
     assert dominated["smollm2 (start token)"].counted and dominated["smollm2 (start token)"].status == \
         "not reproduced"
     assert not dominated["smollm2"].counted and dominated["smollm2"].status == "reproduced"
@@ -347,24 +351,30 @@ def test_pictures_are_described_not_judged():
     mixed = describe_symbols(generator.normal(size=(500, 2)), is_symbol)
     assert float(mixed.rsplit(" ", 1)[1]) < 0.1  # overlapping groups
     assert describe_symbols(apart, np.zeros(500, bool)).endswith("no silhouette with one group")
-    findings = picture_findings({}, {"minilm": mixed})
-    assert [f.status for f in findings] == ["not comparable", "not comparable"]
-    assert "no decoder in this run" in findings[0].rule and findings[1].ours == mixed
+    pictures = picture_findings({"swiss_roll": {}, "symbols": {"minilm": mixed}})
+    assert [f.status for f in pictures] == ["not comparable", "not comparable"]
+    assert "no decoder in this run" in pictures[0].rule and pictures[1].ours == mixed
 
 
-def test_worker_processes_give_the_layers_of_one_process_and_a_rerun_reads_them_back(cache_dir, monkeypatch):
+def _two_groups(layers=(0, 1, 2), n=600, random_state=0):
+    """Stand-ins for one model's embeddings and analysed tokens: two groups that move apart from layer 1 on."""
     from pathlib import Path
     from types import SimpleNamespace
 
-    from isolib.studies import cai_clusters_manifolds as study
-    from isolib.studies.cai_clusters_manifolds import geometry_by_layer
+    generator = np.random.default_rng(random_state)
+    arrays = {layer: np.vstack([generator.normal(size=(n // 2, 8)), generator.normal(size=(n // 2, 8)) + 6 * layer])
+              for layer in layers}
+    embeddings = SimpleNamespace(layers=list(layers), n_layers=len(layers), layer=arrays.__getitem__,
+                                 path=Path("entry"))
+    analysed = SimpleNamespace(rows=np.arange(n), types=generator.integers(0, 40, n).astype(str),
+                               positions=generator.integers(1, 50, n), is_placeholder=np.zeros(n, dtype=bool))
+    return embeddings, analysed
 
-    generator = np.random.default_rng(0)
-    arrays = {layer: np.vstack([generator.normal(size=(300, 8)), generator.normal(size=(300, 8)) + 6 * layer])
-              for layer in (0, 1, 2)}
-    embeddings = SimpleNamespace(layers=[0, 1, 2], n_layers=3, layer=arrays.__getitem__, path=Path("entry"))
-    analysed = SimpleNamespace(rows=np.arange(600), types=generator.integers(0, 40, 600).astype(str),
-                               positions=generator.integers(1, 50, 600), is_placeholder=np.zeros(600, dtype=bool))
+
+def test_worker_processes_give_the_layers_of_one_process_and_a_rerun_reads_them_back(cache_dir, monkeypatch):
+    from isolib.studies.cai_clusters_manifolds.compute import geometry_by_layer
+
+    embeddings, analysed = _two_groups()
     options = dict(k_range=range(2, 4), n_init=2, silhouette_sample=400, lid_k=10, lid_queries=50)
     serial = geometry_by_layer(embeddings, analysed, n_jobs=1, **options)
     parallel = geometry_by_layer(embeddings, analysed, n_jobs=2, **options)
@@ -378,9 +388,90 @@ def test_worker_processes_give_the_layers_of_one_process_and_a_rerun_reads_them_
     def fail(*args, **kwargs):
         raise AssertionError("a stored layer must not be analysed again")
 
-    monkeypatch.setattr(study, "layer_geometry", fail)
+    monkeypatch.setattr(compute, "layer_geometry", fail)
     again = geometry_by_layer(embeddings, analysed, n_jobs=1, resume=True, **options)
     pd.testing.assert_frame_equal(again.per_layer, stored.per_layer)
     pd.testing.assert_frame_equal(again.units, stored.units)
     with pytest.raises(AssertionError, match="must not be analysed"):  # another seed is not stored
         geometry_by_layer(embeddings, analysed, n_jobs=1, resume=True, random_state=1, **options)
+
+
+def test_the_evidence_is_stored_exactly_and_judged_as_in_memory(tmp_path):
+    import dataclasses
+
+    from isolib.evidence import judge, load_evidence, save_evidence
+    from isolib.findings import read_record
+    from isolib.studies.cai_clusters_manifolds import claims
+    from isolib.studies.cai_clusters_manifolds.compute import geometry_by_view
+
+    embeddings, analysed = _two_groups(layers=(0, 1), n=200)
+    keys = [(View("minilm"), "ptb"), (View("minilm", symbols_kept=True), "ptb")]
+    tables, labels = geometry_by_view(dict.fromkeys(keys, embeddings), dict.fromkeys(keys, analysed),
+                                      k_range=range(2, 3), n_init=2, silhouette_sample=200, lid_k=10, lid_queries=50)
+    assert labels.keys() == set(keys) and tables["per_layer"].model.unique().tolist() == ["minilm",
+                                                                                           "minilm (symbols kept)"]
+    curve = lid_against_n(embeddings.layer(1), [100], k=10, queries=50, random_state=0)
+    static = lid_against_n(np.random.default_rng(1).normal(size=(900, 8)), [100, 200], k=10, queries=50,
+                           random_state=0)
+    contextual = compute.mean_lid(tables["per_layer"], {(key[0].label, "ptb"): 8 for key in keys})
+    evidence = {name: tables[name] for name in ("per_layer", "silhouettes", "units")}
+    evidence |= {
+        "lid_curve": pd.concat([curve.assign(model="minilm", layer=1), static.assign(model="static", layer=0)],
+                               ignore_index=True),
+        "table3": compute.with_static(contextual, static, name="glove-50d", dim=8, n_words=900),
+        "swiss_roll": {}, "symbols": {"minilm": "4 symbol tokens of 200 (2.0%); silhouette 0.10"},
+        "run": dict(profile="quick", models=["minilm"], corpora=["ptb"], window_length=512, token_budget=0,
+                    keep_symbols=False, symbols_kept_view=True, keep_placeholders=False, k_max=3, n_init=2,
+                    kmeans_fit_size=0, silhouette_sample=400, min_cluster_share=0.01, lid_k=10, lid_queries=50,
+                    decoder_views=[], static_baseline="glove-50d", wall_minutes=0.25, peak_gib=1.5)}
+    assert evidence["table3"].n.tolist() == [200, 200, 200, 900]  # the static vectors at the same n, and whole
+    save_evidence(tmp_path, evidence)  # raises if a table does not survive Parquet unchanged
+    stored = load_evidence(tmp_path)
+    for name in ("per_layer", "silhouettes", "units", "table3", "lid_curve"):
+        pd.testing.assert_frame_equal(stored[name], evidence[name])
+    in_memory = claims.record(evidence)
+
+    def fields(record):  # a finding's value may be NaN, which no Finding equals
+        return pd.DataFrame([dataclasses.asdict(finding) for finding in record.findings])
+
+    for judged in (judge(tmp_path, claims.record), read_record(tmp_path)):
+        assert judged.notes == in_memory.notes and judged.models == in_memory.models
+        pd.testing.assert_frame_equal(fields(judged), fields(in_memory))
+    assert "about all tokens per corpus" in in_memory.notes[0] and "views run: none" in in_memory.notes[2]
+    assert "Wall time of the notebook: 0.2 min" in in_memory.notes[3]
+    # The symbols-kept view is judged beside its model, not counted.
+    assert {f.counted for f in in_memory.findings if f.model == "minilm (symbols kept)"
+            and not f.finding.startswith("Table 3")} == {False}
+
+
+def test_the_stored_layers_are_keyed_by_the_computation_alone():
+    from isolib.computation import computation_modules
+
+    keyed = set(computation_modules(compute._LAYER_CODE))
+    assert {"isolib.studies.cai_clusters_manifolds.compute", "isolib.studies.cai_clusters_manifolds.measures",
+            "isolib.metrics"} <= keyed
+    # A claim, a threshold, a figure, the paper's numbers or their prose never recompute a layer.
+    assert not keyed & {f"isolib.studies.cai_clusters_manifolds.{part}" for part in ("claims", "figures", "settings")}
+    assert not keyed & {"isolib.findings", "isolib.plotting"}
+    # And the claims reach no computation: judging loads no model and reads no embedding.
+    judging = set(computation_modules(["isolib.studies.cai_clusters_manifolds.claims"]))
+    assert "isolib.studies.cai_clusters_manifolds.settings" in judging
+    study = "isolib.studies.cai_clusters_manifolds"
+    assert not judging & {f"{study}.compute", f"{study}.measures", "isolib.embed", "isolib.models", "isolib.metrics"}
+
+
+def test_a_plot_of_views_groups_each_model_and_names_its_view():
+    from isolib.studies.cai_clusters_manifolds.figures import by_model_and_view, percentile_limits
+
+    per_layer = pd.DataFrame({"model": ["smollm2", "smollm2 (start token)", "minilm (symbols kept)"],
+                              "corpus": "ptb", "layer": [1, 1, 1]})
+    plotted = by_model_and_view(per_layer)
+    assert plotted.model.tolist() == ["smollm2, ptb", "smollm2, ptb", "minilm, ptb"]
+    assert plotted.view.tolist() == ["keep", "start_token", "keep, symbols kept"]
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    points = np.vstack([np.random.default_rng(0).uniform(0, 1, size=(999, 2)), [[1000.0, -1000.0]]])
+    percentile_limits(ax, points)  # one far point (a sink) does not squash the view
+    assert ax.get_xlim()[1] < 2 and ax.get_ylim()[0] > -1
+    plt.close(fig)
