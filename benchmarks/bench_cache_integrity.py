@@ -28,7 +28,7 @@ import pandas as pd
 from _results import machine, save_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from isolib import cache  # noqa: E402
+from isolib import integrity  # noqa: E402
 from isolib.embed import CACHE_FORMAT, entry_problem  # noqa: E402
 
 N_LAYERS, DIM = 13, 768  # MPNet's hidden states, stored as float16
@@ -108,11 +108,11 @@ def main() -> None:
         folder.mkdir()
         result["entry_bytes"] = write_entry(folder, int(gigabytes * 2**30))
         result["n_tokens"] = int(json.loads((folder / "meta.json").read_text())["n_tokens"])
-        result["write_manifest_s"] = timed(lambda: cache.write_manifest(folder))
-        cache._HASHED.clear()  # a new process
+        result["write_manifest_s"] = timed(lambda: integrity.write_manifest(folder))
+        integrity._HASHED.clear()  # a new process
         result["first_open_warm_s"] = timed(lambda: entry_problem(folder))
         result["later_open_s"] = timed(lambda: entry_problem(folder))
-        cache._HASHED.clear()
+        integrity._HASHED.clear()
         result["first_open_cold_s"] = timed(lambda: entry_problem(folder)) if drop_page_cache() else None
         assert entry_problem(folder) == ""
         shutil.rmtree(folder)

@@ -48,7 +48,7 @@ def folder_bytes(folder: Path) -> int:
 def measure(notebook: str, *, cache_dir: Path | None, profile: str = "full") -> dict:
     """Run one notebook's profile (``make figures``: full) in a child process and measure it."""
     sys.path.insert(0, str(ROOT))
-    from isolib.models import cache_root
+    from isolib.integrity import cache_root
 
     environment = dict(os.environ)
     if cache_dir is not None:

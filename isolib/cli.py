@@ -102,16 +102,16 @@ def _student(args) -> int:
 
 
 def _cache(args) -> int:
-    from isolib import cache
-    from isolib.models import cache_root
+    from isolib import cache, integrity
+    from isolib.integrity import cache_root
 
     if args.action == "prune":
         removed = cache.prune(older_than_days=args.older_than, model=args.model, folders=args.folder,
                               everything=args.all, dry_run=args.dry_run)
         verb = "would delete" if args.dry_run else "deleted"
         for entry in removed:
-            print(f"{verb} {entry.path.name} ({entry.model or entry.status}, {cache.human_size(entry.size)})")
-        print(f"{verb} {len(removed)} folder(s), {cache.human_size(sum(entry.size for entry in removed))}")
+            print(f"{verb} {entry.path.name} ({entry.model or entry.status}, {integrity.human_size(entry.size)})")
+        print(f"{verb} {len(removed)} folder(s), {integrity.human_size(sum(entry.size for entry in removed))}")
         return 0
     if args.action == "verify":
         damaged = cache.verify()

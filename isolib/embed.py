@@ -85,21 +85,10 @@ from filelock import FileLock
 
 from isolib._checks import check_int
 from isolib._progress import show_progress
-from isolib.cache import (
-    CacheError,
-    disk_full_error,
-    ensure_space,
-    is_disk_full,
-    lock_path,
-    manifest_problem,
-    one_sentence_os_errors,
-    reserve,
-    set_aside,
-    write_manifest,
-    write_text,
-)
+from isolib.integrity import CacheError, disk_full_error, ensure_space, is_disk_full, lock_path, manifest_problem, one_sentence_os_errors, reserve, set_aside, write_manifest, write_text
 from isolib.errors import ModelError
-from isolib.models import LoadedModel, cache_root, fingerprint, load_model, resolve_layers
+from isolib.integrity import cache_root
+from isolib.models import LoadedModel, fingerprint, load_model, resolve_layers
 from isolib.views import View
 
 # 2: manifests, the batching in the key, texts hashed with their lengths.

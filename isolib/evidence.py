@@ -21,7 +21,8 @@ from pathlib import Path
 import pandas as pd
 from pyarrow import ArrowException
 
-from isolib.cache import MANIFEST, decode_value, encode_value, manifest_problem, write_manifest
+from isolib.integrity import MANIFEST, manifest_problem, write_manifest
+from isolib.steps import decode_value, encode_value
 from isolib.errors import IsolibError
 from isolib.findings.record import Record
 from isolib.findings.report import write_pages

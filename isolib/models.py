@@ -56,7 +56,8 @@ from urllib.parse import urlparse
 import numpy as np
 
 from isolib._progress import show_progress
-from isolib.errors import ModelError, folder_setting
+from isolib.errors import ModelError
+from isolib.integrity import cache_root, file_sha256
 
 if TYPE_CHECKING:
     from isolib.evaluation import WordVectors
@@ -96,20 +97,6 @@ OFFLINE_MODELS: dict[str, OfflineModel] = {
 }
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def cache_root() -> Path:
-    """Root of isolib's on-disk caches: ``ISOLIB_CACHE_DIR``, default ``<repo>/.cache``.
-
-    Raises
-    ------
-    isolib.cache.CacheError
-        If a file stands there.
-    """
-    from isolib.cache import CacheError  # imported here: isolib.cache imports this module
-
-    root = Path(os.environ.get("ISOLIB_CACHE_DIR", REPO_ROOT / ".cache"))
-    return folder_setting(root, "ISOLIB_CACHE_DIR", CacheError)
 
 
 def offline_names() -> str:
@@ -221,8 +208,7 @@ _FILE_DIGESTS: dict[tuple, str] = {}
 
 
 def _file_digest(path: Path) -> str:
-    """SHA-256 of a file (:func:`isolib.cache.file_sha256`), remembered while its size, inode and times hold."""
-    from isolib.cache import file_sha256  # isolib.cache imports this module
+    """SHA-256 of a file (:func:`isolib.integrity.file_sha256`), remembered while its size, inode and times hold."""
 
     stat = path.stat()
     identity = (str(path.resolve()), stat.st_size, stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns)

@@ -51,7 +51,7 @@ from tqdm.auto import tqdm
 from isolib._checks import as_points, check_int, rng, sample_rows
 from isolib import metrics
 from isolib._progress import show_progress
-from isolib.cache import memoized
+from isolib.steps import memoized
 from isolib.metrics import isoscore, silhouette, silhouettes
 
 __all__ = ["EmbeddingProbe", "make_probe", "train_probe", "correlations"]

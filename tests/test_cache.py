@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from isolib import cache
+from isolib import cache, integrity, steps
 from isolib.cli import main
 from isolib.embed import CACHE_FORMAT
 
@@ -20,7 +20,7 @@ def _entry(root, key, model, *, days_ago=0.0, layers=(0, 1, 2), size=1000):
     meta = folder / "meta.json"
     meta.write_text(json.dumps({"format": CACHE_FORMAT, "model": model, "n_sentences": 10, "layers": list(layers),
                                 "dtype": "float16"}))
-    cache.write_manifest(folder)
+    integrity.write_manifest(folder)
     stamp = time.time() - days_ago * 86400
     os.utime(meta, (stamp, stamp))
     return folder
@@ -131,24 +131,24 @@ def test_memoized_computes_once_per_inputs_and_code(cache_dir):
         return {"value": value}
 
     inputs = {"points": np.arange(6.0).reshape(3, 2), "seed": 0}
-    assert cache.memoized("step", inputs, lambda: compute(1), code=[transforms]) == {"value": 1}
-    assert cache.memoized("step", dict(inputs), lambda: compute(2), code=[transforms]) == {"value": 1}
+    assert steps.memoized("step", inputs, lambda: compute(1), code=[transforms]) == {"value": 1}
+    assert steps.memoized("step", dict(inputs), lambda: compute(2), code=[transforms]) == {"value": 1}
     changed = {**inputs, "points": inputs["points"] + 1e-12}
-    assert cache.memoized("step", changed, lambda: compute(3), code=[transforms]) == {"value": 3}
+    assert steps.memoized("step", changed, lambda: compute(3), code=[transforms]) == {"value": 3}
     assert calls == [1, 3], "the same inputs and code reuse the stored value; other inputs compute again"
     stored = sorted((cache_dir / "results" / "step").glob("*.jsonl"))
     stored[0].write_bytes(b"not a stored value")  # a damaged file is computed again, never trusted
-    with pytest.warns(cache.CacheWarning, match="was damaged"):
-        cache.memoized("step", inputs, lambda: compute(4), code=[transforms])
-        cache.memoized("step", changed, lambda: compute(5), code=[transforms])
+    with pytest.warns(integrity.CacheWarning, match="was damaged"):
+        steps.memoized("step", inputs, lambda: compute(4), code=[transforms])
+        steps.memoized("step", changed, lambda: compute(5), code=[transforms])
     assert len(calls) == 3 and calls[-1] in (4, 5)
     listed = cache.listing(cache.entries())
     assert listed[listed.rows == "results: step"].texts.item() == 2
     with pytest.raises(TypeError, match="cannot hash"):
-        cache.memoized("step", {"x": object()}, lambda: 0, code=[transforms])
+        steps.memoized("step", {"x": object()}, lambda: 0, code=[transforms])
     # store=False (a caller's resume=False): computed every time, nothing read or written.
     files = sorted((cache_dir / "results" / "step").iterdir())
-    assert cache.memoized("step", inputs, lambda: compute(6), code=[transforms], store=False) == {"value": 6}
+    assert steps.memoized("step", inputs, lambda: compute(6), code=[transforms], store=False) == {"value": 6}
     assert sorted((cache_dir / "results" / "step").iterdir()) == files
 
 
@@ -158,7 +158,7 @@ def test_prune_skips_a_symbolic_link_and_carries_on(cache_dir, tmp_path):
     outside = _entry(tmp_path / "elsewhere", "b" * 32, "minilm")
     link = cache_dir / "embeddings" / ("c" * 32)
     link.symlink_to(outside, target_is_directory=True)
-    with pytest.warns(cache.CacheWarning, match=f"Skipped {link}: it is a symbolic link, which prune never follows"):
+    with pytest.warns(integrity.CacheWarning, match=f"Skipped {link}: it is a symbolic link, which prune never follows"):
         removed = cache.prune(everything=True)
     assert [entry.path for entry in removed] == [real]
     assert not real.exists() and link.is_symlink() and (outside / "meta.json").exists(), "the link's target is kept"
@@ -168,13 +168,13 @@ def test_prune_skips_symlinked_locks_on_every_run(cache_dir, tmp_path):
     kept = _entry(cache_dir, "a" * 32, "minilm")
     other = tmp_path / "not-a-lock.txt"
     other.write_text("someone's file")
-    cache.lock_path(kept).symlink_to(other)
+    integrity.lock_path(kept).symlink_to(other)
     looping = cache_dir / "embeddings" / ("f" * 32 + ".lock")
     looping.symlink_to(looping.name)  # a link to itself: "Too many levels of symbolic links"
     for _ in range(2):
-        with pytest.warns(cache.CacheWarning, match="it is a symbolic link, which prune never follows") as caught:
+        with pytest.warns(integrity.CacheWarning, match="it is a symbolic link, which prune never follows") as caught:
             assert cache.prune(everything=True) == []
-        assert {str(w.message).split(":")[0] for w in caught} == {f"Skipped {cache.lock_path(kept)}",
+        assert {str(w.message).split(":")[0] for w in caught} == {f"Skipped {integrity.lock_path(kept)}",
                                                                    f"Skipped {looping}"}
     assert kept.exists(), "an entry whose lock is a link is kept: prune cannot tell whether a run holds it"
     assert other.read_text() == "someone's file"
@@ -184,19 +184,19 @@ def test_a_lock_or_stored_result_in_the_place_of_another_kind_is_one_sentence(ca
     from isolib import transforms
 
     entry = _entry(cache_dir, "a" * 32, "minilm")
-    cache.lock_path(entry).mkdir()
-    with pytest.raises(cache.CacheError, match=f"^{cache.lock_path(entry)} is a folder where a file belongs; "):
+    integrity.lock_path(entry).mkdir()
+    with pytest.raises(integrity.CacheError, match=f"^{integrity.lock_path(entry)} is a folder where a file belongs; "):
         cache.prune(everything=True)
-    cache.memoized("step", {"seed": 0}, lambda: 1, code=[transforms])
+    steps.memoized("step", {"seed": 0}, lambda: 1, code=[transforms])
     (stored,) = (cache_dir / "results" / "step").glob("*.jsonl")
     stored.unlink()
     stored.mkdir()
-    with pytest.raises(cache.CacheError, match=f"^{stored} is a folder where a file belongs; "):
-        cache.memoized("step", {"seed": 0}, lambda: 1, code=[transforms])
+    with pytest.raises(integrity.CacheError, match=f"^{stored} is a folder where a file belongs; "):
+        steps.memoized("step", {"seed": 0}, lambda: 1, code=[transforms])
     other = cache_dir / "results" / "other"
     other.write_text("a file where a step's folder belongs")
-    with pytest.raises(cache.CacheError, match=f"^{other} is a file where a folder belongs; "):
-        cache.memoized("other", {"seed": 0}, lambda: 1, code=[transforms])
+    with pytest.raises(integrity.CacheError, match=f"^{other} is a file where a folder belongs; "):
+        steps.memoized("other", {"seed": 0}, lambda: 1, code=[transforms])
 
 
 @pytest.mark.parametrize("action", ["list", "size", "verify", "prune"])
@@ -208,6 +208,6 @@ def test_a_cache_dir_that_is_a_file_is_refused_by_name(action, tmp_path, monkeyp
     monkeypatch.setenv("ISOLIB_CACHE_DIR", str(file))
     assert main(["cache", action, *(["--all"] if action == "prune" else [])]) == 2
     assert f"ISOLIB_CACHE_DIR names {file}, which is a file, not a folder" in capsys.readouterr().err
-    with pytest.raises(cache.CacheError, match="ISOLIB_CACHE_DIR names .*, which is a file, not a folder"):
-        cache.memoized("step", {"seed": 0}, lambda: 1, code=[transforms])
+    with pytest.raises(integrity.CacheError, match="ISOLIB_CACHE_DIR names .*, which is a file, not a folder"):
+        steps.memoized("step", {"seed": 0}, lambda: 1, code=[transforms])
     assert file.read_text() == "not a folder"

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from filelock import FileLock
 
-from isolib import cache
+from isolib import cache, integrity, steps
 from isolib import embed as embed_module
-from isolib.cache import CacheError, CacheWarning
+from isolib.integrity import CacheError, CacheWarning
 from isolib.cli import main
 from isolib.embed import cache_key, embed
 
@@ -202,7 +202,7 @@ def test_a_damaged_entry_is_set_aside_and_extracted_again(how, new_process, tiny
         # A new process has hashed nothing yet; the damage left the times as they were (bit rot).
         for path, stat in stamps.items():
             os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-        cache._HASHED.clear()
+        integrity._HASHED.clear()
     computed = _count_shards(monkeypatch)
     with pytest.warns(CacheWarning, match="was damaged") as caught:
         again = embed(tiny, TEXTS)
@@ -224,7 +224,7 @@ def test_cache_verify_hashes_every_entry(tiny, cache_dir):
     good = embed(tiny, TEXTS[:3])
     bad = embed(tiny, TEXTS)
     _flip_byte(bad.path / "layer_01.npy", 200)
-    cache._HASHED.clear()
+    integrity._HASHED.clear()
     damaged = cache.verify()
     assert [entry.path.name.split(".")[0] for entry in damaged] == [bad.path.name]
     assert "layer_01.npy does not match the checksum" in damaged[0].problem
@@ -237,7 +237,7 @@ def test_the_cache_verify_command_names_what_it_set_aside(tiny, cache_dir, capsy
     bad = embed(tiny, TEXTS)
     assert main(["cache", "verify"]) == 0 and "every entry matches its manifest." in capsys.readouterr().out
     _flip_byte(bad.path / "layer_01.npy", 200)
-    cache._HASHED.clear()
+    integrity._HASHED.clear()
     assert main(["cache", "verify"]) == 0
     out = capsys.readouterr().out
     assert "layer_01.npy does not match the checksum" in out and "1 damaged entry set aside" in out
@@ -258,26 +258,26 @@ def test_a_planted_pickle_is_never_loaded(cache_dir, tmp_path):
     from isolib import transforms
 
     inputs = {"seed": 0}
-    cache.memoized("rows", inputs, lambda: {"spearman": 1.96}, code=[transforms])
+    steps.memoized("rows", inputs, lambda: {"spearman": 1.96}, code=[transforms])
     (stored,) = (cache_dir / "results" / "rows").glob("*.jsonl")
     stored.unlink()
     marker = tmp_path / "marker"
     planted = stored.with_suffix(".pkl")
     planted.write_bytes(pickle.dumps(Planted(marker)))
-    assert cache.memoized("rows", inputs, lambda: {"spearman": 1.96}, code=[transforms]) == {"spearman": 1.96}
+    assert steps.memoized("rows", inputs, lambda: {"spearman": 1.96}, code=[transforms]) == {"spearman": 1.96}
     assert not marker.exists(), "the pickle was never unpickled"
     assert not planted.exists(), "it is replaced by the stored value"
     # A planted file in the new format cannot name code either: only isolib's dataclasses are rebuilt.
     forged = {"$": "dataclass", "module": "subprocess", "qualname": "Popen", "fields": {"args": ["true"]}}
     with pytest.raises(ValueError, match="not allowed"):
-        cache.decode_value(forged)
+        steps.decode_value(forged)
 
 
 def test_every_single_byte_corruption_of_a_stored_result_is_computed_again(cache_dir):
     from isolib import transforms
 
     row = {"method": "GMM", "seed": np.nan, "spearman": np.float64(1.96), "pearson": 0.5}
-    cache.memoized("rows", {"seed": 0}, lambda: row, code=[transforms])
+    steps.memoized("rows", {"seed": 0}, lambda: row, code=[transforms])
     (stored,) = (cache_dir / "results" / "rows").glob("*.jsonl")
     original = stored.read_bytes()
     for offset in range(len(original)):
@@ -286,7 +286,7 @@ def test_every_single_byte_corruption_of_a_stored_result_is_computed_again(cache
         stored.write_bytes(bytes(damaged))
         calls = []
         with pytest.warns(CacheWarning, match="was damaged"):
-            value = cache.memoized("rows", {"seed": 0}, lambda: calls.append(1) or row, code=[transforms])
+            value = steps.memoized("rows", {"seed": 0}, lambda: calls.append(1) or row, code=[transforms])
         assert calls == [1] and value is row, f"byte {offset}"
         assert stored.read_bytes() == original
 
@@ -294,18 +294,18 @@ def test_every_single_byte_corruption_of_a_stored_result_is_computed_again(cache
 def test_a_stored_value_that_fails_to_decode_is_set_aside_and_computed_again(cache_dir):
     from isolib import transforms
 
-    cache.memoized("rows", {"seed": 0}, lambda: [1.0], code=[transforms])
+    steps.memoized("rows", {"seed": 0}, lambda: [1.0], code=[transforms])
     (stored,) = (cache_dir / "results" / "rows").glob("*.jsonl")
     payload = b"[" * 100_000 + b"]" * 100_000  # valid JSON, checksum and size right: only decoding fails
-    header = json.dumps({"format": cache.RESULT_FORMAT, "size": len(payload),
+    header = json.dumps({"format": steps.RESULT_FORMAT, "size": len(payload),
                          "sha256": hashlib.sha256(payload).hexdigest()})
     stored.write_bytes(header.encode() + b"\n" + payload)
     with pytest.warns(CacheWarning, match="was damaged .*it cannot be decoded") as caught:
-        assert cache.memoized("rows", {"seed": 0}, lambda: [2.0], code=[transforms]) == [2.0]
+        assert steps.memoized("rows", {"seed": 0}, lambda: [2.0], code=[transforms]) == [2.0]
     assert len([w for w in caught if issubclass(w.category, CacheWarning)]) == 1
     (aside,) = (cache_dir / "results" / "rows").glob("*.damaged-*")
     assert aside.read_bytes().endswith(payload), "set aside, not lost"
-    assert cache.memoized("rows", {"seed": 0}, lambda: [3.0], code=[transforms]) == [2.0]
+    assert steps.memoized("rows", {"seed": 0}, lambda: [3.0], code=[transforms]) == [2.0]
 
 
 def _same(a, b) -> None:
@@ -370,9 +370,9 @@ def test_every_kind_of_stored_result_comes_back_exactly(kind, cache_dir):
     from isolib import transforms
 
     value = _stored_values()[kind]
-    assert cache.memoized(kind, {"seed": 0}, lambda: value, code=[transforms]) is value
-    cache._HASHED.clear()
-    read = cache.memoized(kind, {"seed": 0}, lambda: pytest.fail("computed again"), code=[transforms])
+    assert steps.memoized(kind, {"seed": 0}, lambda: value, code=[transforms]) is value
+    integrity._HASHED.clear()
+    read = steps.memoized(kind, {"seed": 0}, lambda: pytest.fail("computed again"), code=[transforms])
     _same(read, value)
 
 
@@ -380,7 +380,7 @@ def test_a_value_that_cannot_be_stored_is_refused(cache_dir):
     from isolib import transforms
 
     with pytest.raises(TypeError, match="cannot store a value of type object"):
-        cache.memoized("odd", {"seed": 0}, lambda: object(), code=[transforms])
+        steps.memoized("odd", {"seed": 0}, lambda: object(), code=[transforms])
     assert not list((cache_dir / "results" / "odd").glob("*.jsonl"))
 
 
@@ -406,12 +406,12 @@ def test_a_broken_meta_json_is_listed_by_folder_and_pruned(tiny, cache_dir, caps
 def test_prune_skips_an_entry_being_computed_and_removes_free_locks(tiny, cache_dir):
     done = embed(tiny, TEXTS[:3])
     busy = embed(tiny, TEXTS)
-    with FileLock(cache.lock_path(busy.path)):
+    with FileLock(integrity.lock_path(busy.path)):
         with pytest.warns(CacheWarning, match=f"Skipped {busy.path.name}: a running process is computing it"):
             removed = cache.prune(everything=True)
         assert [entry.path.name for entry in removed] == [done.path.name]
-        assert busy.path.exists() and cache.lock_path(busy.path).exists()
-    assert not cache.lock_path(done.path).exists()
+        assert busy.path.exists() and integrity.lock_path(busy.path).exists()
+    assert not integrity.lock_path(done.path).exists()
     cache.prune(everything=True)
     assert not list((cache_dir / "embeddings").iterdir())
 
@@ -478,15 +478,15 @@ def test_a_cache_that_cannot_be_written_is_one_sentence(code, problem, tiny, cac
     with pytest.raises(CacheError, match=rf"^\S+\.lock {problem}"):
         embed(tiny, TEXTS)
     with pytest.raises(CacheError, match=rf"^\S+results.rows {problem}"):
-        cache.memoized("rows", {"seed": 0}, lambda: 1.0, code=[transforms])
+        steps.memoized("rows", {"seed": 0}, lambda: 1.0, code=[transforms])
 
 
 def test_a_lock_that_is_a_folder_is_one_sentence(tiny, cache_dir):
     entry = embed(tiny, TEXTS).path
     shutil.rmtree(entry)
-    cache.lock_path(entry).unlink()
-    cache.lock_path(entry).mkdir()
-    with pytest.raises(CacheError, match=f"^{cache.lock_path(entry)} is a folder where a file belongs; "):
+    integrity.lock_path(entry).unlink()
+    integrity.lock_path(entry).mkdir()
+    with pytest.raises(CacheError, match=f"^{integrity.lock_path(entry)} is a folder where a file belongs; "):
         embed(tiny, TEXTS)
 
 
@@ -532,5 +532,5 @@ def test_no_space_for_a_stored_result_is_one_sentence(cache_dir, monkeypatch):
     with monkeypatch.context() as patched:
         patched.setattr(Path, "write_bytes", full)
         with pytest.raises(CacheError, match="The cache folder .*results.rows has .* free but this step needs"):
-            cache.memoized("rows", {"seed": 0}, lambda: 1.0, code=[transforms])
+            steps.memoized("rows", {"seed": 0}, lambda: 1.0, code=[transforms])
     assert not list((cache_dir / "results" / "rows").iterdir())

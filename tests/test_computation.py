@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from isolib import cache, computation
+from isolib import computation, steps
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_a_stored_step_survives_a_docstring_edit_and_not_a_code_edit(library, ca
     calls = []
 
     def step():
-        return cache.memoized("toy", {"seed": 0}, lambda: calls.append(1) or {"n": len(calls)},
+        return steps.memoized("toy", {"seed": 0}, lambda: calls.append(1) or {"n": len(calls)},
                               code=["isolib.studies.toy.compute"])
 
     assert step() == {"n": 1}

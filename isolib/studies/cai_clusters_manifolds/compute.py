@@ -17,7 +17,7 @@ from joblib import Parallel, delayed
 from sklearn.decomposition import PCA
 
 from isolib._checks import rng
-from isolib.cache import memoized
+from isolib.steps import memoized
 from isolib.embed import Embeddings, is_punctuation, unit_text
 from isolib.metrics import lid_mle, silhouette
 from isolib.studies.cai_clusters_manifolds.measures import CLUSTER_COLUMNS, layer_geometry, one_instance_per_type
