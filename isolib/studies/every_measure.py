@@ -1426,7 +1426,7 @@ def check_parameters(params: dict) -> None:
     params : dict
         Every parameter of the notebook: the defaults of its parameters cell completed by the run's.
     """
-    from isolib.parameters import check_choices, check_integers, check_layers, check_models
+    from isolib.checks import check_choices, check_integers, check_layers, check_models
 
     check_models(params, "models")
     check_choices(params, "corpus", ("ptb", "wikitext2"))
