@@ -169,11 +169,10 @@ def test_a_file_is_hashed_again_unless_it_is_unchanged_and_settled(tmp_path, mon
     import time
     from types import SimpleNamespace
 
-    from isolib import integrity
+    from isolib import integrity, models
 
     reads = []
-    real_sha256 = integrity.file_sha256
-    monkeypatch.setattr(integrity, "file_sha256", lambda path: reads.append(path) or real_sha256(path))
+    monkeypatch.setattr(models, "file_sha256", lambda path: reads.append(path) or integrity.file_sha256(path))
     (tmp_path / "config.json").write_text("{}")
     fresh = fingerprint(str(tmp_path))
     assert fingerprint(str(tmp_path)) == fresh and len(reads) == 2, "a file written this second is read every time"
