@@ -78,7 +78,7 @@ def floor_products(X: np.ndarray) -> float:
 
 def polarity_vectors(n_rows: int | None) -> tuple[np.ndarray, np.ndarray]:
     """Setup (i)'s MiniLM sentence vectors and labels (cached after the first run), or a subset."""
-    from isolib.studies.mickus_isotropy_clusters import polarity_setup
+    from isolib.studies.mickus_isotropy_clusters.compute import polarity_setup
 
     setup = polarity_setup(n_items=n_rows, random_state=0)
     return np.ascontiguousarray(setup.X, dtype=np.float32), setup.y

@@ -93,44 +93,19 @@ glue_updates: int = 30  # full-batch updates per GLUE run; the paper ran 250
 glue_sample_size: int = 1000  # IsoScore and silhouette on a fresh sample of this many items when a set is larger
 
 # %%
-import textwrap
 import time
-from functools import partial
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from isolib.findings import count_line, findings_table, verdicts, write_results
+from isolib.evidence import judge, save_evidence
+from isolib.findings import count_line, findings_table, verdicts
 from isolib.metrics import principal_variances
-from isolib.plotting import panel_grid, plot_mean_band, save_figure, save_table, set_style, show_table
-from isolib.probe import correlations, train_probe
+from isolib.plotting import save_figure, save_table, set_style, show_table
 from isolib.project import check_output_dir
 from isolib.runner import peak_memory_gib
-from isolib.studies.mickus_isotropy_clusters import (
-    CITATION,
-    LABEL_FREE,
-    PAPER_TABLE1,
-    PAPER_TABLE2,
-    SHUFFLED,
-    appendix_a_plan,
-    assess_findings,
-    control_findings,
-    control_traces,
-    glue_setup,
-    models_text,
-    polarity_setup,
-    pos_setup,
-    section2_finding,
-    snli_setup,
-    static_parameters,
-    supersense_setup,
-    tightening_demo,
-    trace_summary,
-    trend_findings,
-    variance_from_distances,
-)
+from isolib.studies.mickus_isotropy_clusters import claims, compute, figures
 
 started = time.perf_counter()
 set_style()
@@ -141,15 +116,9 @@ check_output_dir(profile, output_dir)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-builders = {"polarity": partial(polarity_setup, device=device), "snli": partial(snli_setup, device=device),
-            "pos": pos_setup, "supersenses": supersense_setup}
-built = [builders[name](n_items=n_items or None, random_state=random_state) for name in setups]
-table1 = pd.DataFrame([{
-    "setup": setup.name, "n_items": setup.n_items, "n_vectors": len(setup.X), "dim": setup.X.shape[1],
-    "n_parameters": setup.n_parameters,
-    "parameters_at_paper_dim": static_parameters(setup) if setup.words else np.nan,
-    "paper_items": PAPER_TABLE1[setup.name.split()[0]][0], "paper_parameters": PAPER_TABLE1[setup.name.split()[0]][1],
-    "full": not n_items} for setup in built])
+built = compute.build_setups(setups, n_items=n_items or None, random_state=random_state, device=device)
+table1 = compute.setup_table(built, full=not n_items)
+evidence = {"table1": table1}  # what the claims are judged on, stored at the end
 save_table(table1, output_dir, "table1")
 show_table(table1)
 
@@ -157,16 +126,11 @@ show_table(table1)
 # ## Training the embeddings under a linear classifier
 
 # %%
-# Each seed's training is stored in the cache as it is finished (`resume=True`): a stopped run resumes.
-traces = []
-for setup in built:
-    trace = train_probe(setup.X, setup.y, loss=setup.loss, bias=setup.bias, item_index=setup.item_index,
-                        n_updates=n_updates, seeds=seeds, device=device, resume=True)
-    traces.append(trace.assign(setup=setup.name))
-traces = pd.concat(traces, ignore_index=True)
+# Each seed's training is stored in the cache as it is finished: a stopped run resumes.
+traces = compute.train_setups(built, n_updates=n_updates, seeds=seeds, device=device)
 save_table(traces, output_dir, "traces", digits=5)
-correlation_table = (traces.groupby("setup", sort=False)[["seed", "isoscore", "silhouette"]]
-                     .apply(correlations).reset_index())
+correlation_table = compute.trace_correlations(traces)  # Pearson and Spearman per setup and seed
+evidence.update(traces=traces, correlations=correlation_table)
 save_table(correlation_table, output_dir, "correlations")
 show_table(correlation_table)
 
@@ -174,16 +138,7 @@ show_table(correlation_table)
 # ## Figure 2 — IsoScore and silhouette during training
 
 # %%
-names = list(dict.fromkeys(traces.setup))
-metric_colours = {"IsoScore": "tab:blue", "silhouette": "tab:orange"}  # the legend's names of the columns
-as_shown = {"isoscore": "IsoScore"}
-fig, axes = panel_grid(len(names), panel_size=(6, 3.8))  # two panels per row keep four setups legible
-for ax, name in zip(axes, names):
-    plot_mean_band(ax, traces[traces.setup == name].rename(columns=as_shown), "update", metric_colours)
-    ax.set_title(name, fontsize="medium")
-    ax.set_ylabel("IsoScore, silhouette")
-    ax.legend()
-fig.suptitle(f"Figure 2: IsoScore and silhouette, mean ± std over {len(seeds)} seeds")
+fig = figures.traces_figure(traces, len(seeds))
 save_figure(fig, output_dir, "fig2_traces")
 plt.show()
 
@@ -191,17 +146,7 @@ plt.show()
 # ## Figure 3 — IsoScore against silhouette
 
 # %%
-fig, axes = panel_grid(len(names), panel_size=(5.5, 4))
-for ax, name in zip(axes, names):
-    run = traces[traces.setup == name]
-    points = ax.scatter(run.silhouette, run.isoscore, c=run["update"], cmap="viridis", s=6)
-    mean_r = correlation_table[correlation_table.setup == name][["pearson", "spearman"]].mean()
-    ax.set_title(f"{textwrap.fill(name, 40)}\nr = {mean_r.pearson:.2f}, ρ = {mean_r.spearman:.2f}", fontsize="medium")
-    ax.set_xlabel("silhouette")
-    ax.set_ylabel("IsoScore")
-    ax.locator_params(axis="x", nbins=4)  # small ranges otherwise print overlapping tick labels
-fig.colorbar(points, ax=axes, label="update")
-fig.suptitle("Figure 3: IsoScore against silhouette (all seeds and updates)")
+fig = figures.scatter_figure(traces, correlation_table)
 save_figure(fig, output_dir, "fig3_isoscore_silhouette")
 plt.show()
 
@@ -212,7 +157,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(verdicts(trend_findings(traces)))
+print(verdicts(claims.trend_findings(traces, correlation_table)))
 
 # %% [markdown]
 # ## Controls (ours): shuffled labels, and no labels
@@ -233,47 +178,21 @@ print(verdicts(trend_findings(traces)))
 
 # %%
 control_started = time.perf_counter()
-control_runs = [control_traces(setup, n_updates=n_updates, seeds=seeds, every=control_every, device=device,
-                               resume=True)
-                .assign(setup=setup.name) for key, setup in zip(setups, built) if key in control_setups]
-controls = pd.concat(control_runs, ignore_index=True) if control_runs else pd.DataFrame(
-    columns=["control", "seed", "update", "loss", "isoscore", "silhouette_true", "silhouette_shuffled", "setup"])
+controls = compute.run_controls([setup for key, setup in zip(setups, built) if key in control_setups],
+                                n_updates=n_updates, seeds=seeds, every=control_every, device=device)
 control_minutes = (time.perf_counter() - control_started) / 60
 save_table(controls, output_dir, "controls", digits=5)
+control_correlations = compute.shuffled_correlations(controls)  # against the labels they were trained on
+evidence.update(controls=controls, control_correlations=control_correlations)
 if len(controls):
-    control_names = list(dict.fromkeys(controls.setup))
-    runs = {"true labels (the paper's run)": ("tab:blue", "-"), SHUFFLED: ("tab:red", "--"),
-            LABEL_FREE: ("tab:grey", ":")}
-    fig, axes = panel_grid(2 * len(control_names), panel_size=(6, 3.6))
-    for row, name in enumerate(control_names):
-        iso_ax, sil_ax = axes[2 * row], axes[2 * row + 1]
-        for run, (colour, linestyle) in runs.items():
-            table = (traces[traces.setup == name].rename(columns={"silhouette": "silhouette_true"})
-                     if run.startswith("true") else controls[(controls.setup == name) & (controls.control == run)])
-            # Each line is named by its run: the panel's y-axis says which metric it is.
-            plot_mean_band(iso_ax, table.rename(columns={"isoscore": run}), "update", {run: colour},
-                           linestyle=linestyle)
-            true_label = f"{run}: against the true labels" if run == SHUFFLED else run
-            plot_mean_band(sil_ax, table.rename(columns={"silhouette_true": true_label}), "update",
-                           {true_label: colour}, linestyle=linestyle)
-            if run == SHUFFLED:
-                against = f"{run}: against the shuffled labels"
-                plot_mean_band(sil_ax, table.rename(columns={"silhouette_shuffled": against}), "update",
-                               {against: "tab:orange"}, linestyle="-.")
-        iso_ax.set_title(f"{name}: IsoScore", fontsize="medium")
-        iso_ax.set_ylabel("IsoScore")
-        sil_ax.set_title(f"{name}: silhouette", fontsize="medium")
-        sil_ax.set_ylabel("silhouette")
-        for ax in (iso_ax, sil_ax):
-            ax.legend(fontsize="x-small")
-    fig.suptitle(f"Controls: true, shuffled and no labels, mean ± std over {len(seeds)} seeds")
+    fig = figures.controls_figure(traces, controls, len(seeds))
     save_figure(fig, output_dir, "fig_controls")
     plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
 if len(controls):
-    print(verdicts(control_findings(controls)))
+    print(verdicts(claims.control_findings(controls, control_correlations)))
 
 # %% [markdown]
 # ## Section 2 made concrete
@@ -284,7 +203,8 @@ if len(controls):
 # equals IsoScore's variance vector (`isolib.metrics.principal_variances`).
 
 # %%
-demo = tightening_demo(random_state=random_state)
+demo = compute.tightening_demo(random_state=random_state)
+evidence["demo"] = demo
 save_table(demo, output_dir, "section2_tightening")
 fig, ax = plt.subplots(figsize=(5.5, 3.6))
 ax.plot(demo.spread, demo.silhouette, marker="o", label="silhouette")
@@ -297,12 +217,13 @@ ax.legend()
 ax.set_title("Tightening clusters")
 save_figure(fig, output_dir, "fig_section2")
 plt.show()
-print(verdicts([section2_finding(demo)]))
+print(verdicts([claims.section2_finding(demo)]))
 
 # %%
 # NBVAL_CHECK_OUTPUT
 sample = built[0].X[np.random.default_rng(random_state).choice(len(built[0].X), 300, replace=False)]
-identity = pd.DataFrame({"from_distances": variance_from_distances(sample), "isoscore_vector": principal_variances(sample)})
+identity = pd.DataFrame({"from_distances": compute.variance_from_distances(sample),
+                         "isoscore_vector": principal_variances(sample)})
 save_table(identity, output_dir, "variance_identity", digits=8)
 # The difference is float64 rounding, whose digits change with the CPU's instruction set: the line
 # nbval checks says it is below 1e-12 and prints it only when it is not.
@@ -323,94 +244,61 @@ print(f"Largest difference between the two variance vectors on 300 {built[0].nam
 
 # %%
 # NBVAL_CHECK_OUTPUT
-appendix = appendix_a_plan(glue_tasks, glue_models)
+appendix = compute.appendix_a_plan(glue_tasks, glue_models)
+evidence["appendix"] = appendix
 save_table(appendix, output_dir, "appendix_a")
 show_table(appendix)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-glue_built = {(task, model): glue_setup(task, model, n_items=n_items or None, random_state=random_state, device=device)
-              for task in glue_tasks for model in glue_models}
-table2 = pd.DataFrame([{
-    "task": task, "model": model, "n_items": setup.n_items, "n_vectors": len(setup.X),
-    "n_parameters": setup.n_parameters, "paper_items": PAPER_TABLE2[task][0],
-    "paper_parameters": PAPER_TABLE2[task][1].get(model), "full": not n_items}
-    for (task, model), setup in glue_built.items()],
-    columns=["task", "model", "n_items", "n_vectors", "n_parameters", "paper_items", "paper_parameters", "full"])
+glue_built = compute.build_glue_setups(glue_tasks, glue_models, n_items=n_items or None, random_state=random_state,
+                                       device=device)
+table2 = compute.glue_table(glue_built, full=not n_items)
+evidence["table2"] = table2
 save_table(table2, output_dir, "table2")
 table2
 
 # %%
-glue_traces = [train_probe(setup.X, setup.y, bias=setup.bias, item_index=setup.item_index, n_updates=glue_updates,
-                           seeds=seeds, sample_size=glue_sample_size, device=device, resume=True)
-               .assign(setup=setup.name) for setup in glue_built.values()]
-glue_traces = pd.concat(glue_traces, ignore_index=True) if glue_traces else pd.DataFrame(
-    columns=["seed", "update", "loss", "isoscore", "silhouette", "setup"])
+glue_traces = compute.train_setups(glue_built.values(), n_updates=glue_updates, seeds=seeds,
+                                   sample_size=glue_sample_size, device=device)
 save_table(glue_traces, output_dir, "glue_traces", digits=5)
-glue_summaries = (glue_traces.groupby("setup", sort=False)[["seed", "update", "isoscore", "silhouette"]]
-                  .apply(trace_summary) if len(glue_traces) else pd.DataFrame())
-table3 = (glue_summaries[["pearson_mean", "pearson_max", "spearman_mean", "spearman_max"]].rename_axis("setup")
-          .reset_index() if len(glue_summaries) else pd.DataFrame())
+glue_correlations = compute.trace_correlations(glue_traces)
+evidence.update(glue_traces=glue_traces, glue_correlations=glue_correlations)
+# Table 3: the mean and the weakest (largest) correlation over seeds, per task and model.
+table3 = (glue_correlations.groupby("setup", sort=False)[["pearson", "spearman"]].apply(claims.correlation_summary)
+          .reset_index() if len(glue_correlations) else pd.DataFrame())
 save_table(table3, output_dir, "table3")
 table3.round(3)
 
 # %%
 if len(glue_traces):
-    fig, axes = panel_grid(len(glue_tasks), panel_size=(6, 3.8))
-    for ax, task in zip(axes, glue_tasks):
-        for model, linestyle in zip(glue_models, ("-", "--", ":")):
-            run = glue_traces[glue_traces.setup == f"{task}, {model}"].rename(columns=as_shown)
-            plot_mean_band(ax, run, "update", metric_colours, linestyle=linestyle, label_suffix=f" ({model})")
-        ax.set_title(task)
-        ax.set_ylabel("IsoScore, silhouette")
-        ax.legend(fontsize="small")
-    fig.suptitle(f"Figure 4: GLUE training sets, mean ± std over {len(seeds)} seeds")
+    fig = figures.glue_figure(glue_traces, glue_tasks, glue_models, len(seeds))
     save_figure(fig, output_dir, "fig4_glue")
     plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
 if len(glue_traces):
-    print(verdicts(trend_findings(glue_traces, appendix=True)))
+    print(verdicts(claims.trend_findings(glue_traces, glue_correlations, appendix=True)))
 
 # %% [markdown]
 # ## Results against the paper
 
 # %%
 # NBVAL_CHECK_OUTPUT
-findings = assess_findings(traces, table1, demo, plan=appendix, table2=table2, glue_traces=glue_traces,
-                           controls=controls)
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
-notes = [
-    f"Profile `{profile}`: setups {', '.join(names)}; {n_items or 'all'} items per setup; {n_updates} updates; "
-    f"seeds {', '.join(map(str, seeds))}.",
-    "IsoScore on the trainable vectors (unpaired for SNLI), silhouette on the labelled representations "
-    "(the sentence vectors in (i), the pairs [u; v] in (ii), the word vectors with each distinct label vector "
-    "as one cluster in (iii) and (iv)).",
-    "(iii) and (iv) are stand-ins: GloVe-50d with WordNet parts of speech, and GloVe-50d with WordNet noun "
-    "supersenses (one per noun, so effectively single-label), instead of word2vec with CoDWoE and supersense data; "
-    "their parameters are also counted at word2vec's 300 dimensions.",
-    "What the seeds vary: every run starts from the same vectors and sees every item, so a seed sets only the "
-    "classifier's initialisation (in a shuffled-label control also the permutation, in Appendix A also the metric "
-    "samples); intervals are over seeds. Trends are judged by how far each metric moved towards its bound "
-    "(IsoScore towards 0, the silhouette towards 1), thresholds ours.",
-    (f"Controls (ours): {', '.join(dict.fromkeys(controls.setup))} also trained on shuffled labels and on a "
-     f"label-free objective (uniform targets), {n_updates} updates (metrics every {control_every}), the same seeds; "
-     f"the control runs took {control_minutes:.1f} min." if len(controls) else
-     "Controls (ours): not run in this profile."),
-    (f"Appendix A: {', '.join(glue_tasks)} with {', '.join(glue_models)}; {glue_updates} updates; metrics on a fresh "
-     f"sample of {glue_sample_size:,} items per update when a set is larger; {int(appendix.run.sum())} of the "
-     f"{len(appendix)} task x model pairs run (the others are listed with their reason)." if glue_tasks else
-     "Appendix A (GLUE) not run in this profile."),
-    f"Wall time of the notebook: {elapsed_minutes:.1f} min; peak memory of the kernel: {peak_gib:.1f} GiB.",
-]
-write_results(findings, Path(output_dir) / "RESULTS.md", title="Mickus et al. (2024): results of this run",
-              citation=CITATION, models=models_text(glue_models if glue_tasks else []), notes=notes)
-print(count_line(findings))
+evidence["run"] = {
+    "profile": profile, "n_items": n_items, "n_updates": n_updates, "seeds": seeds, "control_every": control_every,
+    "control_minutes": control_minutes, "glue_tasks": glue_tasks, "glue_models": glue_models,
+    "glue_updates": glue_updates, "glue_sample_size": glue_sample_size, "wall_minutes": elapsed_minutes,
+    "peak_gib": peak_gib}
+save_evidence(output_dir, evidence)
+record = judge(output_dir, claims.record)  # results.json and RESULTS.md, judged from the stored evidence
+print(count_line(record.findings))
 
 # %%
-show_table(findings_table(findings).drop(columns="rule"))
+show_table(findings_table(record.findings).drop(columns="rule"))
 
 # %%
 print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")

@@ -26,17 +26,16 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
+def study_name(path: Path) -> str:
+    """The study a file under ``isolib/studies/`` belongs to: its package's name, or a module's stem."""
+    parts = path.relative_to(STUDIES).parts
+    return parts[0] if len(parts) > 1 else path.stem
+
+
 LIBRARY_FILES = sorted(p for p in PACKAGE.rglob("*.py") if STUDIES not in p.parents)
-# A study is a package isolib/studies/<name>/ (or, until every study is one, a module isolib/studies/<name>.py).
 STUDY_FILES = sorted(p for p in STUDIES.rglob("*.py") if p != STUDIES / "__init__.py")
-
-
-def study_of(path: Path) -> str:
-    """The study a file of isolib/studies belongs to."""
-    return path.relative_to(STUDIES).parts[0].removesuffix(".py")
-
-
-STUDY_NAMES = sorted({study_of(path) for path in STUDY_FILES})
+STUDY_NAMES = sorted({study_name(p) for p in STUDY_FILES})
+STUDY_PACKAGES = sorted(p.parent for p in STUDIES.glob("*/__init__.py"))
 
 
 def test_there_is_a_library_and_a_study():
@@ -54,7 +53,7 @@ def test_the_library_never_imports_a_study(path):
 @pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: str(p.relative_to(STUDIES)))
 def test_no_study_imports_another(path):
     others = {name for name in imported_modules(path)
-              if name.startswith("isolib.studies.") and not name.startswith(f"isolib.studies.{study_of(path)}")}
+              if name.startswith("isolib.studies.") and not name.startswith(f"isolib.studies.{study_name(path)}")}
     assert not others, f"{path.name} imports {others}; shared code belongs in the library"
 
 
@@ -62,13 +61,24 @@ def test_no_study_imports_another(path):
 def test_every_study_notebook_has_its_study_module(name):
     module = name.split("_", 1)[1]
     assert (STUDIES / f"{module}.py").exists() or (STUDIES / module / "__init__.py").exists(), (
-        f"notebooks/{name}.py needs the package isolib/studies/{module}/")
+        f"notebooks/{name}.py needs isolib/studies/{module}/")
     assert f"isolib.studies.{module}" in imported_modules(project.NOTEBOOK_DIR / f"{name}.py")
 
 
 def test_every_study_module_has_its_notebook():
     notebooks = {name.split("_", 1)[1] for name in project.notebook_names()}
     assert set(STUDY_NAMES) <= notebooks
+
+
+@pytest.mark.parametrize("package", STUDY_PACKAGES, ids=lambda p: p.name)
+def test_a_study_computes_apart_from_what_it_claims_and_draws(package):
+    study = f"isolib.studies.{package.name}"
+    # compute keys the stored steps, so it reaches no prose; claims judge stored evidence, so they reach no model.
+    kept_apart = {"compute": ("isolib.findings", "isolib.plotting", f"{study}.claims", f"{study}.figures"),
+                  "claims": (f"{study}.compute", "isolib.models", "isolib.embed", "isolib.probe", "isolib.cache")}
+    for part, forbidden in kept_apart.items():
+        imported = {name for name in imported_modules(package / f"{part}.py") if name.startswith(forbidden)}
+        assert not imported, f"{package.name}/{part}.py imports {sorted(imported)}"
 
 
 def test_the_overview_is_generated_from_the_committed_results():
@@ -105,20 +115,27 @@ def _calls(path: Path, names: set[str]):
                 yield node
 
 
+def _study_calls(study: str, names: set[str]):
+    """(file name, call) of each call to one of ``names`` in the files of ``study``."""
+    for path in STUDY_FILES:
+        if study_name(path) == study:
+            yield from ((path.name, call) for call in _calls(path, names))
+
+
 @pytest.mark.parametrize("study", STUDY_NAMES)
 def test_every_finding_a_study_declares_has_a_kind(study):
-    files = [path for path in STUDY_FILES if study_of(path) == study]
-    calls = [(path.name, call) for path in files for call in _calls(path, {"declare", "not_comparable"})]
+    calls = list(_study_calls(study, {"declare", "not_comparable"}))
     assert calls, f"{study} declares no finding"
-    missing = [f"{name}:{call.lineno}" for name, call in calls
+    missing = [f"{file}:{call.lineno}" for file, call in calls
                if "kind" not in {keyword.arg for keyword in call.keywords}]
     assert not missing, f"{study}: findings declared without a kind (test or check) at {missing}"
 
 
-@pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: str(p.relative_to(STUDIES)))
-def test_every_test_a_study_declares_names_its_control(path):
-    declared = [call for call in _calls(path, {"declare"})
+@pytest.mark.parametrize("study", STUDY_NAMES)
+def test_every_test_a_study_declares_names_its_control(study):
+    declared = [(file, call) for file, call in _study_calls(study, {"declare"})
                 if any(k.arg == "kind" and isinstance(k.value, ast.Constant) and k.value.value == "test"
                        for k in call.keywords)]
-    missing = [call.lineno for call in declared if "control" not in {keyword.arg for keyword in call.keywords}]
-    assert not missing, f"{path.name}: tests declared without a control on lines {missing}"
+    missing = [f"{file}:{call.lineno}" for file, call in declared
+               if "control" not in {keyword.arg for keyword in call.keywords}]
+    assert not missing, f"{study}: tests declared without a control at {missing}"

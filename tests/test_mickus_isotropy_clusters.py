@@ -1,15 +1,45 @@
-"""The study module of notebook 04 (Mickus et al. 2024): setups, Table 1 counts, Section 2, findings."""
+"""The study package of notebook 04 (Mickus et al. 2024): setups, Table 1 counts, Section 2, findings, evidence."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from isolib import datasets
-from isolib.findings import STATUSES
+from isolib.evidence import judge, save_evidence
+from isolib.findings import STATUSES, read_record
 from isolib.metrics import principal_variances
-from isolib.probe import train_probe
-from isolib.studies.mickus_isotropy_clusters import (
+from isolib.probe import correlations, train_probe
+from isolib.studies.mickus_isotropy_clusters.claims import (
+    control_findings,
+    findings,
+    monotonicity,
+    record,
+    relative_change,
+    seed_changes,
+    seed_monotonicity,
+    trace_summary,
+    trend_findings,
+)
+from isolib.studies.mickus_isotropy_clusters.compute import (
     CONTROL_COLUMNS,
+    Setup,
+    appendix_a_plan,
+    control_traces,
+    glue_setup,
+    glue_table,
+    pos_setup,
+    run_controls,
+    setup_table,
+    shuffled_correlations,
+    shuffled_labels,
+    static_parameters,
+    supersense_setup,
+    tightening_demo,
+    trace_correlations,
+    train_setups,
+    variance_from_distances,
+)
+from isolib.studies.mickus_isotropy_clusters.settings import (
     DISTILROBERTA,
     GLUE_TASKS,
     LABEL_FREE,
@@ -17,24 +47,6 @@ from isolib.studies.mickus_isotropy_clusters import (
     PAPER_TABLE2,
     SETUP_NAMES,
     SHUFFLED,
-    Setup,
-    appendix_a_plan,
-    assess_findings,
-    control_findings,
-    control_traces,
-    glue_setup,
-    monotonicity,
-    pos_setup,
-    relative_change,
-    seed_changes,
-    seed_monotonicity,
-    shuffled_labels,
-    static_parameters,
-    supersense_setup,
-    tightening_demo,
-    trace_summary,
-    trend_findings,
-    variance_from_distances,
 )
 
 
@@ -100,6 +112,10 @@ def test_static_setups_follow_the_word_selection_rules_and_count_like_the_paper(
     assert several.y.sum(axis=1).max() > 1
     subset = supersense_setup(n_items=100, random_state=0)
     assert subset.n_items == 100 and set(subset.words) <= set(senses.words)
+    table1 = setup_table([pos, senses], full=True)  # the stand-ins also counted at word2vec's 300 dimensions
+    assert list(table1.parameters_at_paper_dim) == [static_parameters(pos), static_parameters(senses)]
+    assert list(table1.n_parameters) == [pos.n_parameters, senses.n_parameters] and table1.full.all()
+    assert list(table1.paper_items) == [11_462, 2_275]
 
 
 def test_tightening_clusters_raises_the_silhouette_and_lowers_isoscore():
@@ -142,9 +158,15 @@ def _trace(isoscore, silhouette, seeds=(0, 1, 2)):
                      ignore_index=True)
 
 
+def _trends(traces: pd.DataFrame, *, appendix: bool = False):
+    """:func:`trend_findings` of constructed traces (a ``setup`` column), with their correlations."""
+    return trend_findings(traces, trace_correlations(traces), appendix=appendix)
+
+
 def test_summary_keeps_the_means_spread_and_correlations():
     updates = np.arange(11)
-    summary = trace_summary(_trace(0.8 - 0.03 * updates, 0.1 + 0.02 * updates ** 1.5, seeds=(0, 1)))
+    trace = _trace(0.8 - 0.03 * updates, 0.1 + 0.02 * updates ** 1.5, seeds=(0, 1)).assign(setup="s")
+    summary = trace_summary(trace, trace_correlations(trace))
     assert summary.isoscore_first == pytest.approx(0.8005) and summary.isoscore_last == pytest.approx(0.5005)
     assert summary.max_std == pytest.approx(0.001 / np.sqrt(2))
     assert summary.pearson_max < -0.9 and summary.spearman_max == pytest.approx(-1)
@@ -179,8 +201,8 @@ def test_a_trend_below_its_effect_size_threshold_is_not_reproduced():
     updates = np.arange(21)
     small = _trace(0.590 - 0.0016 * updates, -0.067 + 0.0001 * updates)  # IsoScore -5%, the silhouette barely moves
     large = _trace(0.30 - 0.0149 * updates, 0.005 + 0.029 * updates)  # IsoScore -99%, the silhouette 0.0 -> 0.59
-    status = {(f.finding, f.model): f.status for f in trend_findings(small.assign(setup="small"))
-              + trend_findings(large.assign(setup="large"))}
+    status = {(f.finding, f.model): f.status for f in _trends(small.assign(setup="small"))
+              + _trends(large.assign(setup="large"))}
     assert status["IsoScore falls while the embeddings are optimised", "small"] == "not reproduced"
     assert status["The silhouette rises", "small"] == "not reproduced"
     # The control: a large change on the same rule is reproduced. Both traces are perfectly monotone and
@@ -190,15 +212,15 @@ def test_a_trend_below_its_effect_size_threshold_is_not_reproduced():
     for setup in ("small", "large"):
         assert status["IsoScore and silhouette are strongly negatively correlated", setup] == "reproduced"
         assert status["A monotonically decreasing relationship between IsoScore and silhouette", setup] == "reproduced"
-    falls = next(f for f in trend_findings(small.assign(setup="small")) if f.finding.startswith("IsoScore falls"))
+    falls = next(f for f in _trends(small.assign(setup="small")) if f.finding.startswith("IsoScore falls"))
     assert "5% of the way to 0" in falls.ours and "Threshold ours" in falls.rule and "95% CI" in falls.ours
 
 
 def test_a_trace_with_many_reversals_is_not_monotone():
     generator = np.random.default_rng(0)
     noisy = 0.5 - 0.002 * np.arange(101) + generator.normal(scale=0.01, size=101)  # falls, but reverses often
-    findings = trend_findings(_trace(noisy, np.linspace(0, 0.5, 101)).assign(setup="noisy"))
-    monotone = next(f for f in findings if f.finding.startswith("A monotonically"))
+    judged = _trends(_trace(noisy, np.linspace(0, 0.5, 101)).assign(setup="noisy"))
+    monotone = next(f for f in judged if f.finding.startswith("A monotonically"))
     assert monotone.status == "not reproduced" and "longest run against" in monotone.ours
 
 
@@ -242,9 +264,16 @@ def test_controls_train_on_shuffled_labels_and_without_labels():
     assert sorted(set(sparse["update"])) == [0, 10, 20, 30, 40]
     pd.testing.assert_frame_equal(sparse[sparse["update"] == 40].reset_index(drop=True),
                                   controls[(controls.seed == 0) & (controls["update"] == 40)].reset_index(drop=True))
-    findings = control_findings(controls.assign(setup=setup.name))
-    assert [f.kind for f in findings] == ["test"] * 3 and all(f.control != "-" for f in findings)
-    assert all(f.status in STATUSES and "Threshold ours" in f.rule for f in findings)
+    controls = controls.assign(setup=setup.name)
+    # The shuffled runs' correlations are IsoScore's against the silhouette by the labels they were trained on.
+    by_shuffled = correlations(shuffled.drop(columns="silhouette_true").rename(
+        columns={"silhouette_shuffled": "silhouette"}))
+    got = shuffled_correlations(controls)
+    assert list(got.seed) == [0, 1] and set(got.setup) == {setup.name}
+    np.testing.assert_allclose(got[["pearson", "spearman"]].to_numpy(), by_shuffled.to_numpy())
+    judged = control_findings(controls, shuffled_correlations(controls))
+    assert [f.kind for f in judged] == ["test"] * 3 and all(f.control != "-" for f in judged)
+    assert all(f.status in STATUSES and "Threshold ours" in f.rule for f in judged)
 
 
 def test_appendix_a_lists_every_task_and_model_of_the_paper_run_or_not():
@@ -260,6 +289,25 @@ def test_appendix_a_lists_every_task_and_model_of_the_paper_run_or_not():
     assert paper_profile[paper_profile.task == "cola"].run.all()
 
 
+# The parameters and timings of a run, as the notebook stores them.
+RUN = {"profile": "quick", "n_items": 1500, "n_updates": 10, "seeds": [0, 1, 2], "control_every": 5,
+       "control_minutes": 0.25, "glue_tasks": [], "glue_models": ["minilm"], "glue_updates": 30,
+       "glue_sample_size": 1000, "wall_minutes": 1.5, "peak_gib": 2.0}
+
+
+def _evidence(traces: pd.DataFrame, table1: pd.DataFrame, *, plan: pd.DataFrame | None = None,
+              table2: pd.DataFrame | None = None, glue_traces: pd.DataFrame | None = None,
+              controls: pd.DataFrame | None = None) -> dict:
+    """The evidence the notebook stores, from constructed tables; Appendix A and the controls not run unless given."""
+    glue_traces = train_setups([], n_updates=1, seeds=[0]) if glue_traces is None else glue_traces
+    controls = run_controls([], n_updates=1, seeds=[0]) if controls is None else controls
+    return {"traces": traces, "correlations": trace_correlations(traces), "controls": controls,
+            "control_correlations": shuffled_correlations(controls), "table1": table1,
+            "demo": tightening_demo(random_state=0), "appendix": appendix_a_plan([], []) if plan is None else plan,
+            "table2": glue_table({}, full=True) if table2 is None else table2, "glue_traces": glue_traces,
+            "glue_correlations": trace_correlations(glue_traces), "run": RUN}
+
+
 def test_findings_follow_their_rules_and_kinds():
     updates = np.arange(11)
     traces = _trace(0.8 - 0.07 * updates, 0.1 + 0.02 * updates ** 1.5).assign(setup="(i) polarity")
@@ -271,10 +319,10 @@ def test_findings_follow_their_rules_and_kinds():
          "parameters_at_paper_dim": 3_439_804, "full": True},
         {"setup": SETUP_NAMES["supersenses"], "n_items": 2_275, "n_parameters": 115_076,
          "parameters_at_paper_dim": 690_326, "full": True}])
-    findings = assess_findings(traces, table1, tightening_demo(random_state=0))
-    assert {finding.status for finding in findings if finding.kind == "test"} <= set(STATUSES)
-    kind = {(f.finding[:30], f.model): f.kind for f in findings}
-    status = {(f.finding[:30], f.model): f.status for f in findings}
+    judged = findings(_evidence(traces, table1))
+    assert {finding.status for finding in judged if finding.kind == "test"} <= set(STATUSES)
+    kind = {(f.finding[:30], f.model): f.kind for f in judged}
+    status = {(f.finding[:30], f.model): f.status for f in judged}
     # Table 1: (i) and (ii) decode the data (tests); the stand-ins' counts and our own demonstration are checks.
     assert kind["Table 1: items and trainable p", "(i) polarity"] == "test"
     assert kind["Table 1: items and trainable p", "(ii) SNLI"] == "test"
@@ -285,11 +333,11 @@ def test_findings_follow_their_rules_and_kinds():
     assert status["Table 1: items and trainable p", "(ii) SNLI"] == "not comparable"
     assert status["Table 1: items and trainable p", SETUP_NAMES["supersenses"]] == "passed"
     # (iii): the paper's own count does not decode to its items, whatever ours.
-    pos = next(f for f in findings if f.model == SETUP_NAMES["pos"] and f.finding.startswith("Table 1"))
+    pos = next(f for f in judged if f.model == SETUP_NAMES["pos"] and f.finding.startswith("Table 1"))
     assert (pos.kind, pos.status) == ("check", "not comparable") and "14,466" in pos.rule
     assert status["Section 2: tighter clusters ra", "synthetic clusters"] == "passed"
     wrong = table1.assign(n_parameters=[4_094_977, 1, 573_304, 115_076])
-    status = {(f.finding[:30], f.model): f.status for f in assess_findings(traces, wrong, tightening_demo())}
+    status = {(f.finding[:30], f.model): f.status for f in findings(_evidence(traces, wrong))}
     assert status["Table 1: items and trainable p", "(i) polarity"] == "not reproduced"
     # Appendix A: one row per task x model of the paper; the pairs run are judged, the others say why not.
     glue = pd.concat([traces.assign(setup="cola, minilm"), traces.assign(setup="mrpc, minilm")], ignore_index=True)
@@ -297,18 +345,62 @@ def test_findings_follow_their_rules_and_kinds():
         {"task": "cola", "model": "minilm", "n_items": 8_551, "n_parameters": 3_277_058, "full": True},
         {"task": "mrpc", "model": "minilm", "n_items": 4_076, "n_parameters": 3_003_650, "full": True}])
     plan = appendix_a_plan(["cola", "mrpc"], ["minilm"])
-    findings = assess_findings(traces, table1, tightening_demo(), plan=plan, table2=table2, glue_traces=glue)
-    status = {(f.finding[:30], f.model): f.status for f in findings}
+    judged = findings(_evidence(traces, table1, plan=plan, table2=table2, glue_traces=glue))
+    status = {(f.finding[:30], f.model): f.status for f in judged}
     assert status["Appendix A: IsoScore falls whi", "cola, minilm"] == "reproduced"
     assert status["Appendix A: The silhouette ris", "mrpc, minilm"] == "reproduced"
     assert status["Table 2: items and trainable p", "cola, minilm"] == "reproduced"
     assert status["Table 2: items and trainable p", "mrpc, minilm"] == "not comparable"
     # The 22 pairs not run: one "not comparable" line per reason, naming its pairs.
-    not_run = [f for f in findings if f.finding.startswith("Appendix A: IsoScore falls, the silhouette rises")]
+    not_run = [f for f in judged if f.finding.startswith("Appendix A: IsoScore falls, the silhouette rises")]
     assert len(not_run) == plan[~plan.run].reason.nunique() and {f.status for f in not_run} == {"not comparable"}
     named = {pair for f in not_run for pair in f.ours.split("; ")}
     assert named | {"cola, minilm", "mrpc, minilm"} == {
         f"{task}, {model}" for task, model in plan[["task", "model"]].itertuples(index=False)}
     assert sum(int(f.model.split()[0]) for f in not_run) == 22
-    skipped = assess_findings(traces, table1, tightening_demo())
+    skipped = findings(_evidence(traces, table1))
     assert sum(int(f.model.split()[0]) for f in skipped if f.finding.startswith("Appendix A")) == 24
+
+
+def _constructed_controls(setup: str) -> pd.DataFrame:
+    """Control runs as :func:`run_controls` returns them: the shuffled run clusters, the label-free one barely moves."""
+    updates = np.arange(11)
+    shuffled = _trace(0.8 - 0.07 * updates, 0.1 + 0.05 * updates).rename(columns={"silhouette": "silhouette_shuffled"})
+    free = _trace(0.8 - 0.001 * updates, 0.1 + 0.001 * updates).rename(columns={"silhouette": "silhouette_true"})
+    runs = [shuffled.assign(control=SHUFFLED, silhouette_true=0.1), free.assign(control=LABEL_FREE,
+                                                                                silhouette_shuffled=np.nan)]
+    return pd.concat(runs, ignore_index=True).assign(loss=0.5)[CONTROL_COLUMNS].assign(setup=setup)
+
+
+@pytest.mark.parametrize("everything_run", [True, False], ids=["controls and appendix", "neither"])
+def test_the_record_is_judged_from_the_stored_evidence_alone(tmp_path, everything_run):
+    from isolib.findings import write_pages
+
+    updates = np.arange(11)
+    traces = pd.concat([_trace(0.8 - 0.07 * updates, 0.1 + 0.02 * updates ** 1.5).assign(setup=name)
+                        for name in (SETUP_NAMES["polarity"], SETUP_NAMES["supersenses"])], ignore_index=True)
+    table1 = pd.DataFrame([{"setup": name, "n_items": 100, "n_vectors": 100, "dim": 8, "n_parameters": 900,
+                            "parameters_at_paper_dim": words, "paper_items": PAPER_TABLE1[name.split()[0]][0],
+                            "paper_parameters": PAPER_TABLE1[name.split()[0]][1], "full": False}
+                           for name, words in ((SETUP_NAMES["polarity"], np.nan), (SETUP_NAMES["supersenses"], 30_326.0))])
+    options = {}
+    if everything_run:
+        options = {"controls": _constructed_controls(SETUP_NAMES["polarity"]), "glue_traces": traces[
+            traces.setup == SETUP_NAMES["polarity"]].assign(setup="cola, minilm"),
+                   "plan": appendix_a_plan(["cola"], ["minilm"]), "table2": pd.DataFrame([
+                       {"task": "cola", "model": "minilm", "n_items": 100, "n_vectors": 99, "n_parameters": 38_018,
+                        "paper_items": 8_551, "paper_parameters": 3_277_058, "full": False}])}
+    evidence = _evidence(traces, table1, **options)
+    evidence["run"] = {**RUN, "glue_tasks": ["cola"] if everything_run else []}
+    save_evidence(tmp_path / "stored", evidence)
+    judged = judge(tmp_path / "stored", record)  # reads the evidence back from Parquet and JSON
+    write_pages(record(evidence), tmp_path / "in_memory")
+    for page in ("results.json", "RESULTS.md"):
+        assert (tmp_path / "stored" / page).read_text() == (tmp_path / "in_memory" / page).read_text()
+    assert read_record(tmp_path / "stored").every_status == judged.every_status
+    notes = " ".join(judged.notes)
+    assert ("Controls (ours): (i) polarity also trained" in notes) == everything_run
+    assert ("Appendix A: cola with minilm; 30 updates" in notes) == everything_run
+    assert "Wall time of the notebook: 1.5 min; peak memory of the kernel: 2.0 GiB." in notes
+    trends = [f for f in judged.findings if f.finding.startswith("IsoScore falls")]
+    assert trends and all(f.sampling_unit == "seeds" and f.interval is not None for f in trends)

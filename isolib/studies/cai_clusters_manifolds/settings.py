@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from isolib.checks import check_choices, check_integers, check_layers, check_models
 from isolib.findings import PaperModel
 
 __all__ = ["CITATION", "TITLE", "PAPER_MODELS", "STAND_INS", "TABLE3", "TABLE3_STATIC", "check_parameters"]
@@ -29,8 +30,6 @@ def check_parameters(params: dict) -> None:
     params : dict
         Every parameter of the notebook: the defaults of its parameters cell completed by the run's.
     """
-    from isolib.checks import check_choices, check_integers, check_layers, check_models
-
     check_models(params, "models")
     check_choices(params, "corpora", ("ptb", "wikitext2"))
     check_choices(params, "decoder_views", ("drop", "start_token"))

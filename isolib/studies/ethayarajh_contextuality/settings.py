@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from isolib.checks import check_choices, check_integers, check_layers, check_models
 from isolib.findings import PaperModel, models_line, paper_counterpart
 
 __all__ = ["CITATION", "PAPER_MODELS", "PAPER_REFERENCE", "STAND_INS", "counterpart", "models_run",
@@ -59,8 +60,6 @@ def check_parameters(params: dict) -> None:
     params : dict
         Every parameter of the notebook: the defaults of its parameters cell completed by the run's.
     """
-    from isolib.checks import check_choices, check_integers, check_layers, check_models
-
     check_models(params, "models")
     check_choices(params, "corpus", ("sts", "snli"))
     # The units of occurrences.UNITS, spelled out: importing the computation would slow every check by seconds.
