@@ -51,6 +51,7 @@ from isolib.integrity import (
     lock_path,
     manifest_problem,
     one_sentence_os_errors,
+    remove_entry,
     set_aside,
 )
 from isolib.models import OFFLINE_MODELS
@@ -334,18 +335,6 @@ def _remove_free_locks(folder: Path, links: set[Path]) -> None:
         if lock is not None:
             path.unlink(missing_ok=True)
             lock.release()
-
-
-def remove_entry(path: Path) -> None:
-    """Delete one entry (or ``.partial`` folder) so that no run ever trusts a half-deleted one.
-
-    One atomic rename to ``<key>.deleting-<id>`` first (from then on no run trusts or resumes it),
-    then the files; a deletion interrupted after the rename leaves a leftover that the next prune removes.
-    """
-    key = path.name.removesuffix(".partial")
-    doomed = path.with_name(f"{key}.deleting-{uuid.uuid4().hex[:8]}")
-    os.replace(path, doomed)
-    shutil.rmtree(doomed)
 
 
 def verify(root: Path | None = None) -> list[CacheEntry]:

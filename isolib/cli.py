@@ -73,20 +73,23 @@ def _check_figures(args) -> int:
 
 def _judge(args) -> int:
     import time
+    from pathlib import Path
 
     from isolib import studies
     from isolib.evidence import judge
     from isolib.findings import count_line, write_overview
     from isolib.project import FIGURES_DIR, output_dir, study_notebooks
 
+    if args.folder and len(args.notebook) != 1:
+        raise ValueError("--folder holds the evidence of one study: name that study's notebook.")
     for notebook in args.notebook or study_notebooks():
         if notebook not in study_notebooks():
             raise ValueError(f"{notebook} is not a study; the studies are: {', '.join(study_notebooks())}.")
-        folder = output_dir(notebook, args.profile)
+        folder = Path(args.folder) if args.folder else output_dir(notebook, args.profile)
         start = time.perf_counter()
         record = judge(folder, studies.part(notebook, "claims").record)
         print(f"{notebook}: judged {folder} in {time.perf_counter() - start:.1f} s. {count_line(record.findings)}")
-    if args.profile == "full":
+    if args.profile == "full" and not args.folder:
         print(f"wrote {write_overview(FIGURES_DIR, study_notebooks())}")
     return 0
 
@@ -189,6 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     judge.add_argument("--profile", choices=("quick", "full", "paper"), default="full",
                        help="whose evidence: full (default, the committed figures/ and figures/README.md), quick "
                             "(build/quick/) or paper (build/paper/)")
+    judge.add_argument("--folder", help="judge the evidence in this folder instead (e.g. notebooks/quick_results/NB, "
+                                        "the stored quick run's); results.json and RESULTS.md are written there")
     judge.set_defaults(func=_judge)
 
     student = commands.add_parser("student", help="write the student copy of a study notebook, as nbgrader's "

@@ -85,9 +85,22 @@ from filelock import FileLock
 
 from isolib._checks import check_int
 from isolib._progress import show_progress
-from isolib.integrity import CacheError, disk_full_error, ensure_space, is_disk_full, lock_path, manifest_problem, one_sentence_os_errors, reserve, set_aside, write_manifest, write_text
 from isolib.errors import ModelError
-from isolib.integrity import cache_root
+from isolib.integrity import (
+    CacheError,
+    cache_root,
+    disk_full_error,
+    ensure_space,
+    is_disk_full,
+    lock_path,
+    manifest_problem,
+    one_sentence_os_errors,
+    remove_entry,
+    reserve,
+    set_aside,
+    write_manifest,
+    write_text,
+)
 from isolib.models import LoadedModel, fingerprint, load_model, resolve_layers
 from isolib.views import View
 
@@ -288,7 +301,6 @@ def sentence_embeddings(model: str, sentences: Sequence[str], **options) -> np.n
     -------
     ndarray of shape (n_sentences, dim), float32
     """
-    from isolib.cache import remove_entry
     from isolib.models import sentence_config
 
     texts = _texts(sentences)

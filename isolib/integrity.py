@@ -25,7 +25,7 @@ from isolib.errors import IsolibError, folder_setting, os_error_text
 
 __all__ = ["CacheError", "CacheWarning", "MANIFEST", "cache_root", "file_sha256", "write_manifest",
            "manifest_problem", "set_aside", "disk_full_error", "ensure_space", "is_disk_full", "reserve",
-           "write_text", "one_sentence_os_errors", "lock_path", "human_size"]
+           "write_text", "one_sentence_os_errors", "lock_path", "human_size", "remove_entry"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # In every entry: each file's size and SHA-256 at write time.
@@ -195,3 +195,14 @@ def lock_path(folder: Path) -> Path:
     """The lock file of an entry's key (``<key>.lock`` beside it), held while the entry is computed."""
     return folder.with_name(f"{folder.name.split('.')[0]}.lock")
 
+
+def remove_entry(path: Path) -> None:
+    """Delete one entry (or ``.partial`` folder) so that no run ever trusts a half-deleted one.
+
+    One atomic rename to ``<key>.deleting-<id>`` first (from then on no run trusts or resumes it),
+    then the files; a deletion interrupted after the rename leaves a leftover that the next prune removes.
+    """
+    key = path.name.removesuffix(".partial")
+    doomed = path.with_name(f"{key}.deleting-{uuid.uuid4().hex[:8]}")
+    os.replace(path, doomed)
+    shutil.rmtree(doomed)

@@ -18,6 +18,8 @@ NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 PARAMS_DIR = NOTEBOOK_DIR / "params"
 BUILD_DIR = REPO_ROOT / "build"
 FIGURES_DIR = REPO_ROOT / "figures"
+# The stored quick run's evidence and record, beside its notebook: what `judge` and its tests re-judge from a clone.
+QUICK_RESULTS_DIR = NOTEBOOK_DIR / "quick_results"
 PROFILES = ("quick", "full", "paper")
 # The kernel every committed notebook declares; `make setup` registers it for the user, so any
 # JupyterLab (the project's, a system one, conda's) offers it and runs the project's environment.

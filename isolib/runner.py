@@ -97,6 +97,7 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
             progress.close()
     if store:
         store_reference(executed, project.NOTEBOOK_DIR / f"{notebook}.ipynb")
+        store_quick_results(project.output_dir(notebook, "quick"), project.QUICK_RESULTS_DIR / notebook)
     if keeps_full_run:
         store_full_run(executed, project.FIGURES_DIR / notebook / f"{notebook}.ipynb")
     return RunResult(notebook, True, time.perf_counter() - start, executed)
@@ -247,6 +248,21 @@ def store_reference(executed: Path, target: Path) -> None:
     nb.cells.insert(0, note)
     nbformat.write(nb, target)
     jupytext.write(jupytext.read(target), target.with_suffix(".py"), fmt="py:percent")
+
+
+def store_quick_results(folder: Path, target: Path) -> None:
+    """Keep a stored quick run's evidence and record (``results.json``) in ``target``, replacing what was there.
+
+    A notebook that stores no evidence (``00_quickstart`` judges no claim) keeps nothing.
+    """
+    from isolib.evidence import EVIDENCE_FOLDER
+    from isolib.findings import RECORD_FILE
+
+    if not (folder / EVIDENCE_FOLDER).is_dir():
+        return
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(folder / EVIDENCE_FOLDER, target / EVIDENCE_FOLDER)
+    shutil.copy2(folder / RECORD_FILE, target / RECORD_FILE)
 
 
 def store_full_run(executed: Path, target: Path) -> None:

@@ -33,7 +33,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from isolib import datasets
 from isolib._blas import one_blas_thread
-from isolib.cache import remove_entry
+from isolib.integrity import remove_entry
 from isolib.steps import memoized
 from isolib.embed import check_views, embed, first_position_norm_ratio
 from isolib.evaluation import WordVectors
