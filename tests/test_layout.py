@@ -27,7 +27,16 @@ def imported_modules(path: Path) -> set[str]:
 
 
 LIBRARY_FILES = sorted(p for p in PACKAGE.rglob("*.py") if STUDIES not in p.parents)
-STUDY_FILES = sorted(p for p in STUDIES.glob("*.py") if p.name != "__init__.py")
+# A study is a module ``isolib/studies/<study>.py`` or, split by concern, a package ``isolib/studies/<study>/``.
+STUDY_FILES = sorted(p for p in STUDIES.rglob("*.py") if p != STUDIES / "__init__.py")
+
+
+def study_of(path: Path) -> str:
+    """The study a file of ``isolib/studies/`` belongs to: its module's or its package's name."""
+    return path.relative_to(STUDIES).parts[0].removesuffix(".py")
+
+
+STUDY_NAMES = sorted({study_of(path) for path in STUDY_FILES})
 
 
 def test_there_is_a_library_and_a_study():
@@ -42,23 +51,23 @@ def test_the_library_never_imports_a_study(path):
     assert not studies, f"{path.name} imports {studies}; the library must not depend on a study"
 
 
-@pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: str(p.relative_to(STUDIES)))
 def test_no_study_imports_another(path):
     others = {name for name in imported_modules(path)
-              if name.startswith("isolib.studies.") and not name.startswith(f"isolib.studies.{path.stem}")}
+              if name.startswith("isolib.studies.") and not name.startswith(f"isolib.studies.{study_of(path)}")}
     assert not others, f"{path.name} imports {others}; shared code belongs in the library"
 
 
 @pytest.mark.parametrize("name", sorted(set(runner.notebook_names()) - NOT_STUDIES))
 def test_every_study_notebook_has_its_study_module(name):
     module = name.split("_", 1)[1]
-    assert (STUDIES / f"{module}.py").exists(), f"notebooks/{name}.py needs isolib/studies/{module}.py"
+    assert module in STUDY_NAMES, f"notebooks/{name}.py needs isolib/studies/{module}.py or isolib/studies/{module}/"
     assert f"isolib.studies.{module}" in imported_modules(runner.NOTEBOOK_DIR / f"{name}.py")
 
 
 def test_every_study_module_has_its_notebook():
     notebooks = {name.split("_", 1)[1] for name in runner.notebook_names()}
-    assert {path.stem for path in STUDY_FILES} <= notebooks
+    assert set(STUDY_NAMES) <= notebooks
 
 
 def test_the_overview_is_generated_from_the_committed_results():
@@ -95,15 +104,17 @@ def _calls(path: Path, names: set[str]):
                 yield node
 
 
-@pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: p.stem)
-def test_every_finding_a_study_declares_has_a_kind(path):
-    calls = list(_calls(path, {"declare", "not_comparable"}))
-    assert calls, f"{path.name} declares no finding"
-    missing = [call.lineno for call in calls if "kind" not in {keyword.arg for keyword in call.keywords}]
-    assert not missing, f"{path.name}: findings declared without a kind (test or check) on lines {missing}"
+@pytest.mark.parametrize("study", STUDY_NAMES)
+def test_every_finding_a_study_declares_has_a_kind(study):
+    files = [path for path in STUDY_FILES if study_of(path) == study]
+    assert any(list(_calls(path, {"declare", "not_comparable"})) for path in files), f"{study} declares no finding"
+    for path in files:
+        calls = _calls(path, {"declare", "not_comparable"})
+        missing = [call.lineno for call in calls if "kind" not in {keyword.arg for keyword in call.keywords}]
+        assert not missing, f"{path.name}: findings declared without a kind (test or check) on lines {missing}"
 
 
-@pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: str(p.relative_to(STUDIES)))
 def test_every_test_a_study_declares_names_its_control(path):
     declared = [call for call in _calls(path, {"declare"})
                 if any(k.arg == "kind" and isinstance(k.value, ast.Constant) and k.value.value == "test"
