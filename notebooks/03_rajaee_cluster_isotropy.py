@@ -43,8 +43,8 @@
 # Pearson × 100 against the gold scores. A cluster smaller than n_pc is merged into the nearest larger
 # one. **I(W)** (Mu & Viswanath) is computed on the processed token vectors, as the authors did, and on
 # the sentence vectors; it depends on the scale of the vectors, so compare it only between rows on the
-# same vectors. The computation is in `isolib.studies.rajaee_cluster_isotropy.compute`, the rules in its
-# `claims`.
+# same vectors. The computation is in `isolib.studies.rajaee_cluster_isotropy.compute` (the fine-tuning in its
+# `finetuning`), the rules in its `claims`.
 #
 # **Models.** The paper's BERT-base, GPT-2 and RoBERTa come from the Hugging Face Hub (profile
 # `paper`). Offline, `minilm` and `mpnet` stand in for BERT with BERT's settings (k = 27, n_pc = 12,
@@ -104,7 +104,7 @@ from isolib.metrics import isoscore, partition_isotropy
 from isolib.models import load_model
 from isolib.plotting import interval, panel_grid, replicates, save_figure, save_table, set_style, show_table
 from isolib.runner import check_output_dir, peak_memory_gib
-from isolib.studies.rajaee_cluster_isotropy import claims, compute, figures
+from isolib.studies.rajaee_cluster_isotropy import claims, compute, figures, finetuning
 from isolib.studies.rajaee_cluster_isotropy.settings import (
     DATASETS,
     DECODER,
@@ -415,12 +415,12 @@ protocol = FinetuneProtocol(finetune_epochs, tuple(finetune_learning_rates), fin
 if finetune_tasks:
     pretrained = load_model(finetune_model, device=device)
     # Every run is stored with its per-layer geometry, so a stopped run resumes.
-    tasks = [compute.finetune_task(task, finetune_model, pretrained, protocol, batch_method, seeds=finetune_seeds,
+    tasks = [finetuning.finetune_task(task, finetune_model, pretrained, protocol, batch_method, seeds=finetune_seeds,
                                    train_size=finetune_train_size or None, device=device, resume=True)
              for task in finetune_tasks]
     finetuned = evidence["finetune"] = pd.concat([done["runs"] for done in tasks], ignore_index=True)
     cls_table = evidence["cls_geometry"] = pd.concat([done["cls"] for done in tasks], ignore_index=True)
-    evidence["majority"] = {task: compute.majority_share(task) for task in finetune_tasks}
+    evidence["majority"] = {task: finetuning.majority_share(task) for task in finetune_tasks}
     save_table(pd.concat([done["selection"] for done in tasks], ignore_index=True), output_dir, "finetune_selection")
     save_table(finetuned, output_dir, "finetune",
                tolerance=dict.fromkeys(["accuracy", "accuracy_raw_cls"], replicates("task", "method")))

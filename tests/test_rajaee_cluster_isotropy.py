@@ -9,7 +9,7 @@ from scipy import stats
 
 from isolib import datasets
 from isolib.findings import STATUSES, compare_correlations
-from isolib.studies.rajaee_cluster_isotropy import claims, compute
+from isolib.studies.rajaee_cluster_isotropy import claims, compute, finetuning
 from isolib.studies.rajaee_cluster_isotropy.claims import (
     COMPARISONS,
     assess_findings,
@@ -20,21 +20,23 @@ from isolib.studies.rajaee_cluster_isotropy.claims import (
 )
 from isolib.studies.rajaee_cluster_isotropy.compute import (
     PairedSentences,
-    cls_geometry,
     evaluate_methods,
-    finetune,
-    finetune_texts,
-    isotropise_batch,
     layer_isotropy,
-    learning_rate_share,
     probe_evidence,
     probe_with_method,
     scale_dependence,
-    select_learning_rate,
     sentence_pairs,
     sts_evidence,
     sweep,
     transform_tokens,
+)
+from isolib.studies.rajaee_cluster_isotropy.finetuning import (
+    cls_geometry,
+    finetune,
+    finetune_texts,
+    isotropise_batch,
+    learning_rate_share,
+    select_learning_rate,
 )
 from isolib.studies.rajaee_cluster_isotropy.settings import (
     MEASURES,
@@ -341,7 +343,7 @@ def test_the_batch_method_centres_each_cluster_nulls_its_directions_and_passes_g
 
     points = torch.tensor(shifted_mixture(n=20, dim=16), dtype=torch.float64, requires_grad=True)  # 40 vectors
     processed = isotropise_batch(points, BatchMethod(n_clusters=2, n_pc=3), random_state=0)
-    fitted = compute.ClusterIsotropy(2, 3, small_clusters="merge", n_init=1, random_state=0).fit(points.detach().numpy())
+    fitted = finetuning.ClusterIsotropy(2, 3, small_clusters="merge", n_init=1, random_state=0).fit(points.detach().numpy())
     assert len(np.unique(fitted.labels_)) == 2
     out = processed.detach().numpy()
     for cluster, directions in fitted.directions_.items():
@@ -407,15 +409,15 @@ def test_a_short_finetuning_run_and_the_cls_geometry_it_reports(cache_dir, monke
     assert table.mean_ratio.iloc[-1] < 1e-6  # per-batch centring leaves the processed vectors zero-mean
 
     # finetune_run: the same run and geometry; with resume, stored and read back without training again.
-    stored_accuracy, stored_table = compute.finetune_run("rte", geometry=True, resume=True, **options)
+    stored_accuracy, stored_table = finetuning.finetune_run("rte", geometry=True, resume=True, **options)
     assert stored_accuracy == accuracy
     pd.testing.assert_frame_equal(stored_table, table)
 
     def fail(*args, **kwargs):
         raise AssertionError("a stored fine-tuning run must not be trained again")
 
-    monkeypatch.setattr(compute, "finetune", fail)
-    again_accuracy, again_table = compute.finetune_run("rte", geometry=True, resume=True, **options)
+    monkeypatch.setattr(finetuning, "finetune", fail)
+    again_accuracy, again_table = finetuning.finetune_run("rte", geometry=True, resume=True, **options)
     assert again_accuracy == accuracy
     pd.testing.assert_frame_equal(again_table, table)
 
@@ -435,7 +437,7 @@ def test_the_learning_rate_is_chosen_on_held_out_training_pairs(monkeypatch):
         calls.append(options)
         return {"accuracy": held_out_scores[options["lr"]]}, None
 
-    monkeypatch.setattr(compute, "finetune_run", fake_run)
+    monkeypatch.setattr(finetuning, "finetune_run", fake_run)
     lr, scores = select_learning_rate("rte", protocol=FinetuneProtocol(learning_rates=(1e-4, 2e-5, 5e-5)))
     assert lr == 5e-5  # the best held-out score; the tie with 1e-4 goes to the smaller rate
     assert scores.lr.tolist() == [2e-5, 5e-5, 1e-4] and scores.chosen.tolist() == [False, True, False]
@@ -443,13 +445,13 @@ def test_the_learning_rate_is_chosen_on_held_out_training_pairs(monkeypatch):
 
 
 def test_a_held_out_run_never_reads_dev(monkeypatch):
-    texts = compute.finetune_texts
+    texts = finetuning.finetune_texts
 
     def train_only(task, split):
         assert split == "train", "the held-out run read the dev split"
         return texts(task, split)
 
-    monkeypatch.setattr(compute, "finetune_texts", train_only)
+    monkeypatch.setattr(finetuning, "finetune_texts", train_only)
     accuracy, _ = finetune("rte", epochs=1, train_size=16, held_out=0.02, warmup=0.5, seed=0)
     assert 0 <= accuracy["accuracy"] <= 1
     with pytest.raises(AssertionError, match="read the dev split"):  # the control: a run scored on dev
@@ -482,11 +484,13 @@ def test_a_resumed_run_reuses_the_stored_rows(cache_dir, monkeypatch):
 def test_stored_steps_are_keyed_by_the_computation_alone():
     from isolib.computation import computation_modules
 
-    keyed = set(computation_modules([compute]))
-    assert "isolib.studies.rajaee_cluster_isotropy.compute" in keyed and "isolib.transforms" in keyed
-    # A claim, a rule, a threshold or a figure can change without recomputing a stored row.
-    assert not keyed & {claims.__name__, "isolib.studies.rajaee_cluster_isotropy.figures", "isolib.findings",
-                        "isolib.plotting"}
+    for module in (compute, finetuning):
+        keyed = set(computation_modules([module]))
+        assert module.__name__ in keyed and "isolib.transforms" in keyed
+        # A claim, a rule, a threshold or a figure can change without recomputing a stored row.
+        assert not keyed & {claims.__name__, "isolib.studies.rajaee_cluster_isotropy.figures", "isolib.findings",
+                            "isolib.plotting"}
+    assert finetuning.__name__ not in computation_modules([compute])  # nor the fine-tuning the STS rows
 
 
 def _small_evidence() -> dict:

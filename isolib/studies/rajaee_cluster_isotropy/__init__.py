@@ -9,8 +9,9 @@ per-layer isotropy, the SST-2 probe and the fine-tuning of an encoder with the m
 * :mod:`~isolib.studies.rajaee_cluster_isotropy.settings` -- the citation, the slides' values, the method's
   settings and the parameter check;
 * :mod:`~isolib.studies.rajaee_cluster_isotropy.compute` -- the six processing rows, the grid, the per-layer
-  isotropy, the probe and the fine-tuning, and the evidence tables they give (the only code that keys
-  stored steps);
+  isotropy and the probe, and the evidence tables they give; with
+  :mod:`~isolib.studies.rajaee_cluster_isotropy.finetuning` (the fine-tuning runs), the only code that
+  keys stored steps;
 * :mod:`~isolib.studies.rajaee_cluster_isotropy.claims` -- each claim judged from the evidence tables alone
   (``record(evidence)``);
 * :mod:`~isolib.studies.rajaee_cluster_isotropy.figures` -- the longer figures of the notebook.

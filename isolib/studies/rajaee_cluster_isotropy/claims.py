@@ -1,7 +1,8 @@
 """The claims of notebook 03, judged from its evidence tables alone: the slides' claims and numbers beside ours.
 
 :func:`record` reads the evidence the notebook stored (:mod:`~isolib.studies.rajaee_cluster_isotropy.compute`
-made it) and returns the study's :class:`~isolib.findings.Record`; ``python -m isolib judge
+and :mod:`~isolib.studies.rajaee_cluster_isotropy.finetuning` made it) and returns the study's
+:class:`~isolib.findings.Record`; ``python -m isolib judge
 03_rajaee_cluster_isotropy`` calls it on the stored evidence, the notebook on the evidence it just computed,
 so both judge alike. On the way it summarises the evidence the way the tables show it:
 
@@ -57,21 +58,8 @@ from isolib.studies.rajaee_cluster_isotropy.settings import (
 )
 from isolib.views import View
 
-__all__ = [
-    "TITLE",
-    "PAPER_MODELS",
-    "STAND_INS",
-    "COMPARISONS",
-    "method_summary",
-    "compare_methods",
-    "grid_summary",
-    "probe_summary",
-    "counterpart",
-    "models_run",
-    "assess_findings",
-    "run_notes",
-    "record",
-]
+__all__ = ["TITLE", "PAPER_MODELS", "STAND_INS", "COMPARISONS", "method_summary", "compare_methods", "grid_summary",
+           "probe_summary", "counterpart", "models_run", "assess_findings", "run_notes", "record"]
 
 TITLE = "Rajaee & Pilehvar (2021): results of this run"
 PAPER_MODELS = (PaperModel("bert-base-uncased", "BERT", 13), PaperModel("gpt2", "GPT-2", 13),
@@ -569,7 +557,7 @@ def assess_findings(sts_summary: pd.DataFrame, comparisons: pd.DataFrame, sst2: 
         One row per fine-tuning run: ``task``, ``model``, ``method`` (``without`` or ``with the method``),
         ``seed``, ``accuracy``. None or empty when the profile does not fine-tune.
     cls : pandas.DataFrame, optional
-        [CLS] geometry rows (:func:`isolib.studies.rajaee_cluster_isotropy.compute.cls_geometry`) with
+        [CLS] geometry rows (:func:`isolib.studies.rajaee_cluster_isotropy.finetuning.cls_geometry`) with
         ``task`` and ``model`` (``pre-trained``, ``fine-tuned``, ``fine-tuned with the method``).
     grid : pandas.DataFrame, optional
         :func:`grid_summary` on one dataset per model (view).

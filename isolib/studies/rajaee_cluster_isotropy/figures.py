@@ -98,7 +98,7 @@ def cls_figure(cls_table: pd.DataFrame, tasks, model: str):
     ----------
     cls_table : pandas.DataFrame
         [CLS] geometry rows with ``task``, ``model`` and ``seed``
-        (:func:`isolib.studies.rajaee_cluster_isotropy.compute.finetune_task`).
+        (:func:`isolib.studies.rajaee_cluster_isotropy.finetuning.finetune_task`).
     tasks : sequence of str
     model : str
         The fine-tuned encoder, for the title.

@@ -1,8 +1,9 @@
 """Settings of notebook 03: the citation, the slides' values, the method's settings, and the parameter check.
 
-Everything here is data, shared by :mod:`~isolib.studies.rajaee_cluster_isotropy.compute` (what the
-method and the fine-tuning run with) and :mod:`~isolib.studies.rajaee_cluster_isotropy.claims` (what the
-slides report); :func:`check_parameters` refuses a run's parameters before any kernel starts.
+Everything here is data, shared by :mod:`~isolib.studies.rajaee_cluster_isotropy.compute` and
+:mod:`~isolib.studies.rajaee_cluster_isotropy.finetuning` (what the method and the fine-tuning run with) and
+:mod:`~isolib.studies.rajaee_cluster_isotropy.claims` (what the slides report); :func:`check_parameters`
+refuses a run's parameters before any kernel starts.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ class FinetuneProtocol:
     the steps and a linear decay to 0 after it, batches of 32. The learning rate is the one of
     ``learning_rates`` whose run without the method (seed ``selection_seed``) scores best on a
     held-out ``held_out`` share of the *training* pairs after training on the rest
-    (:func:`~isolib.studies.rajaee_cluster_isotropy.compute.select_learning_rate`); dev is used only to
+    (:func:`~isolib.studies.rajaee_cluster_isotropy.finetuning.select_learning_rate`); dev is used only to
     report. The defaults are ours: 2 epochs at 2·10⁻⁵ with no warm-up left MiniLM at chance on RTE (0.53
     dev accuracy over 3 seeds, majority 0.53).
     """
