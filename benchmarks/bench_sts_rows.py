@@ -3,7 +3,7 @@
     python benchmarks/bench_sts_rows.py            # MiniLM's last layer on STS-B dev (42k tokens x 384), 2 seeds, 2 rounds
     python benchmarks/bench_sts_rows.py --quick    # 1 seed, 1 round: a smoke test (about 2 minutes)
 
-:func:`isolib.studies.rajaee_cluster_isotropy.evaluate_methods` runs every (method, seed) row: the
+:func:`isolib.studies.rajaee_cluster_isotropy.compute.evaluate_methods` runs every (method, seed) row: the
 clustering, the processing, the STS correlations, and I(W) and IsoScore of the tokens and of the
 sentences. The full profile does this for 32 (model view, dataset) pairs with 5 seeds, about an hour
 on two cores in one process, where k-means, the Gaussian mixture and the per-cluster steps leave one
@@ -34,7 +34,7 @@ SEEDS = {"full": (0, 1), "quick": (0,)}
 def stsb_dev_tokens():
     """MiniLM's last-layer content tokens of STS-B dev, their sentence ids and the pairs (as notebook 03)."""
     from isolib.embed import embed
-    from isolib.studies.rajaee_cluster_isotropy import sentence_pairs
+    from isolib.studies.rajaee_cluster_isotropy.compute import sentence_pairs
 
     pairs = sentence_pairs("stsb-dev")
     embedding = embed("minilm", pairs.sentences, layers=[-1], dtype="float16")
@@ -45,7 +45,8 @@ def stsb_dev_tokens():
 
 
 def timed_rows(tokens, ids, pairs, seeds, n_jobs: int):
-    from isolib.studies.rajaee_cluster_isotropy import ENCODER, evaluate_methods
+    from isolib.studies.rajaee_cluster_isotropy.compute import evaluate_methods
+    from isolib.studies.rajaee_cluster_isotropy.settings import ENCODER
 
     started = time.perf_counter()
     rows = evaluate_methods(tokens, ids, pairs, ENCODER, seeds=seeds, n_jobs=n_jobs)
@@ -55,7 +56,8 @@ def timed_rows(tokens, ids, pairs, seeds, n_jobs: int):
 def run(profile: str) -> dict:
     tokens, ids, pairs = stsb_dev_tokens()
     seeds = SEEDS[profile]
-    from isolib.studies.rajaee_cluster_isotropy import ENCODER, evaluate_methods
+    from isolib.studies.rajaee_cluster_isotropy.compute import evaluate_methods
+    from isolib.studies.rajaee_cluster_isotropy.settings import ENCODER
 
     for n_jobs in (1, -1):  # warm-up: imports, BLAS buffers, the workers' start
         evaluate_methods(tokens, ids, pairs, ENCODER, methods=["pre-trained", "Mean"], n_jobs=n_jobs)

@@ -31,10 +31,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import shutil
 import time
-import uuid
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass

@@ -128,13 +128,17 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
     if not (committed / RECORD_FILE).exists() and (fresh / RECORD_FILE).exists():
         differences.append(f"{RECORD_FILE}: missing from {committed}, written by the new run.")
     elif (committed / RECORD_FILE).exists():
-        old_statuses = read_record(committed).every_status
-        new_statuses = read_record(fresh).every_status if (fresh / RECORD_FILE).exists() else []
+        # Findings are matched by section, claim and model, not by position: the order of a page is no status.
+        old_statuses = sorted(read_record(committed).every_status)
+        new_statuses = sorted(read_record(fresh).every_status) if (fresh / RECORD_FILE).exists() else []
         if old_statuses != new_statuses:
-            changed = [f"{claim} ({model}): {a} -> {b}" for (claim, model, a), (_, _, b) in zip(old_statuses, new_statuses)
-                       if a != b]
+            old_by, new_by = ({(claim, model): status for claim, model, status in statuses}
+                              for statuses in (old_statuses, new_statuses))
+            changed = [f"{claim} ({model}): {old_by.get((claim, model), 'absent')} -> "
+                       f"{new_by.get((claim, model), 'absent')}" for claim, model in sorted(old_by.keys() | new_by.keys())
+                       if old_by.get((claim, model)) != new_by.get((claim, model))]
             differences.append(f"{RECORD_FILE}: statuses differ ({len(old_statuses)} findings committed, "
-                               f"{len(new_statuses)} now; " + ("; ".join(changed) or "a finding added or removed")
+                               f"{len(new_statuses)} now; " + ("; ".join(changed) or "a finding repeated or removed")
                                + ").")
     return differences
 

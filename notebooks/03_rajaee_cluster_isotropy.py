@@ -43,7 +43,8 @@
 # Pearson × 100 against the gold scores. A cluster smaller than n_pc is merged into the nearest larger
 # one. **I(W)** (Mu & Viswanath) is computed on the processed token vectors, as the authors did, and on
 # the sentence vectors; it depends on the scale of the vectors, so compare it only between rows on the
-# same vectors. The rules are in `isolib.studies.rajaee_cluster_isotropy`.
+# same vectors. The computation is in `isolib.studies.rajaee_cluster_isotropy.compute` (the fine-tuning in its
+# `finetuning`), the rules in its `claims`.
 #
 # **Models.** The paper's BERT-base, GPT-2 and RoBERTa come from the Hugging Face Hub (profile
 # `paper`). Offline, `minilm` and `mpnet` stand in for BERT with BERT's settings (k = 27, n_pc = 12,
@@ -89,7 +90,6 @@ finetune_train_size: int = 0  # training pairs per task; 0 uses all
 
 # %%
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -97,41 +97,28 @@ import pandas as pd
 import seaborn as sns
 
 from isolib.datasets import load_texts
-from isolib.embed import embed_views, split_view
-from isolib.findings import count_line, findings_table, verdicts, write_results
+from isolib.embed import embed_views
+from isolib.evidence import judge, save_evidence
+from isolib.findings import count_line, findings_table, verdicts
 from isolib.metrics import isoscore, partition_isotropy
 from isolib.models import load_model
 from isolib.plotting import interval, panel_grid, replicates, save_figure, save_table, set_style, show_table
 from isolib.project import check_output_dir
 from isolib.runner import peak_memory_gib
-from isolib.studies.rajaee_cluster_isotropy import (
-    CITATION,
+from isolib.studies.rajaee_cluster_isotropy import claims, compute, figures, finetuning
+from isolib.studies.rajaee_cluster_isotropy.settings import (
     DATASETS,
     DECODER,
     ENCODER,
-    METHODS,
     MEASURES,
+    METHODS,
     BatchMethod,
     FinetuneProtocol,
-    assess_findings,
-    cls_geometry,
-    compare_methods,
-    evaluate_methods,
-    finetune_run,
-    layer_isotropy,
-    majority_share,
-    method_summary,
-    models_run,
-    probe_summary,
-    probe_with_method,
-    scale_dependence,
-    select_learning_rate,
-    sentence_pairs,
-    sweep,
-    transform_tokens,
 )
+from isolib.views import View
 
 started = time.perf_counter()
+evidence = {}  # what the claims are judged on, stored at the end beside the results (isolib.evidence)
 set_style()
 check_output_dir(profile, output_dir)
 
@@ -143,7 +130,7 @@ check_output_dir(profile, output_dir)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-pairs = {dataset: sentence_pairs(dataset) for dataset in datasets}
+pairs = {dataset: compute.sentence_pairs(dataset) for dataset in datasets}
 for dataset, paired in pairs.items():
     print(f"{DATASETS[dataset][2]}: {len(paired.gold)} scored pairs, {len(paired.sentences)} distinct sentences")
 tokens, settings = {}, {}
@@ -153,10 +140,7 @@ for name in models:
         views = embed_views(loaded, paired.sentences, views=decoder_views, layers=[-1], dtype=storage_dtype,
                             device=device)
         for label, embedding in views.items():
-            table = embedding.tokens
-            kept = ~table.is_special.to_numpy()
-            tokens[label, dataset] = (np.asarray(embedding.layer(-1)[kept], dtype=np.float32),
-                                      table.sentence_id.to_numpy()[kept])
+            tokens[label, dataset] = compute.analysed_tokens(embedding)
             settings[label] = DECODER if views[name].starts_with_content else ENCODER
     del loaded
 for (label, dataset), (vectors, ids) in tokens.items():
@@ -173,14 +157,16 @@ for (label, dataset), (vectors, ids) in tokens.items():
 # %%
 results = []
 for (label, dataset), (vectors, ids) in tokens.items():
-    rows = evaluate_methods(vectors, ids, pairs[dataset], settings[label], seeds=seeds, n_init=n_init,
-                            n_jobs=n_jobs, resume=True)
+    rows = compute.evaluate_methods(vectors, ids, pairs[dataset], settings[label], seeds=seeds, n_init=n_init,
+                                    n_jobs=n_jobs, resume=True)
     results.append(rows.assign(model=label, dataset=dataset))
-per_seed = pd.concat(results, ignore_index=True)
-sts_summary = method_summary(per_seed, by=["model", "dataset", "method"])
+# Each row's scores, and each pair's cosine per row: what the paired comparisons below resample.
+evidence.update(compute.sts_evidence(pd.concat(results, ignore_index=True), pairs))
+per_seed = evidence["sts_per_seed"]
+sts_summary = claims.method_summary(per_seed, by=["model", "dataset", "method"])
 # The k-means and GMM rows move between CPUs (another kernel's rounding can change a clustering): each
 # table declares how far, from its own spread over seeds or its interval, for check-figures.
-save_table(per_seed.drop(columns="similarities"), output_dir, "sts_per_seed",
+save_table(per_seed, output_dir, "sts_per_seed",
            tolerance=dict.fromkeys(MEASURES, replicates("model", "dataset", "method")))
 save_table(sts_summary, output_dir, "sts_table",
            tolerance={name: f"{measure}_std" for measure in MEASURES for name in (measure, f"{measure}_std")})
@@ -197,30 +183,20 @@ sts_summary.assign(dataset=sts_summary.dataset.map(lambda key: DATASETS[key][2])
 #
 # A difference of mean Spearman says little until it is set against the noise of the test pairs and
 # of the clustering seeds. Each comparison below is paired (both methods on the same pairs) and its
-# 95% interval comes from resampling the pairs, crossed with the seeds (`compare_methods`): the
+# 95% interval comes from resampling the pairs, crossed with the seeds (`claims.compare_methods`): the
 # proposed method against the pre-trained vectors and against the best of the other five rows, and
 # the slides' two other contrasts (Mean + PCA against pre-trained, K-means + Mean against Mean).
 
 # %%
-comparisons = compare_methods(per_seed, pairs, random_state=random_state)
+comparisons = claims.compare_methods(per_seed, evidence["sts_similarities"], evidence["sts_gold"],
+                                     random_state=random_state)
 save_table(comparisons, output_dir, "sts_comparisons",
            tolerance=dict.fromkeys(["spearman", "control_spearman", "difference", "low", "high"], interval("low", "high")))
 compared = comparisons.assign(dataset=comparisons.dataset.map(lambda key: DATASETS[key][2]))
 show_table(compared[["model", "dataset", "comparison", "control", "difference", "low", "high", "outcome"]].round(2))
 
 # %%
-shown = compared[compared.comparison.isin(["proposed vs pre-trained", "proposed vs best other"])]
-fig, axes = plt.subplots(1, 2, figsize=(12, 0.35 * shown.groupby("comparison").size().max() + 1.8), sharey=True,
-                         constrained_layout=True)
-for ax, (name, rows) in zip(axes, shown.groupby("comparison", sort=False)):
-    names = rows.model + ", " + rows.dataset
-    ax.errorbar(rows.difference, names, xerr=[rows.difference - rows.low, rows.high - rows.difference], fmt="o",
-                color="black", ecolor="grey", capsize=3)
-    ax.axvline(0, color="grey", lw=0.8)
-    ax.set_title(name)
-    ax.set_xlabel("Spearman × 100: proposed minus control (95% interval)")
-axes[0].invert_yaxis()
-fig.suptitle("The proposed method against its controls, paired over sentence pairs and seeds")
+fig = figures.comparisons_figure(compared)
 save_figure(fig, output_dir, "fig_comparisons")
 plt.show()
 
@@ -231,7 +207,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-by_name = sts_summary.assign(name=sts_summary.model.map(lambda label: split_view(label)[0]))
+by_name = sts_summary.assign(name=sts_summary.model.map(lambda label: View.parse(label).model))
 for name, rows in by_name.groupby("name", sort=False):
     by_view = rows.pivot_table(index=["dataset", "method"], columns="model", values="spearman")
     for label in by_view.columns.drop(name, errors="ignore"):
@@ -267,7 +243,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(verdicts(assess_findings(sts_summary, comparisons),
+print(verdicts(claims.assess_findings(sts_summary, comparisons),
                ["The proposed method", "Mean + PCA", "Centring per cluster", "Pre-trained token", "The method makes",
                 "Spearman of BERT", "The authors' notebook"], values=False))
 
@@ -283,8 +259,9 @@ print(verdicts(assess_findings(sts_summary, comparisons),
 draw = np.random.default_rng(random_state)
 cloud = draw.standard_normal((5000, 384)) * 0.05
 first_tokens = tokens[labels[0], datasets[0]][0]
-centred_sample = transform_tokens(first_tokens, "Mean", settings[labels[0]])[draw.choice(len(first_tokens), 5000, replace=False)]
-iw_scale = scale_dependence({
+centred_sample = compute.transform_tokens(first_tokens, "Mean", settings[labels[0]])[
+    draw.choice(len(first_tokens), 5000, replace=False)]
+iw_scale = evidence["iw_scale"] = compute.scale_dependence({
     "isotropic Gaussian (sd 0.05)": cloud,
     f"{labels[0]} tokens, centred (5,000 of {DATASETS[datasets[0]][2]})": centred_sample})
 save_table(iw_scale, output_dir, "iw_scale")
@@ -292,7 +269,7 @@ show_table(iw_scale.assign(log10_iw=np.log10(iw_scale.iw)))  # I(W) spans 40 ord
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(verdicts(assess_findings(sts_summary, comparisons, scale=iw_scale), ["Beyond the slides: I(W)"]))
+print(verdicts(claims.assess_findings(sts_summary, comparisons, scale=iw_scale), ["Beyond the slides: I(W)"]))
 
 # %% [markdown]
 # ## Isotropy per layer of the pre-trained models
@@ -311,31 +288,18 @@ layer_tables = []
 for name in models:  # by name: the model is loaded only where the cache holds no embeddings yet
     for label, embedding in embed_views(name, layer_sentences_used, views=decoder_views, dtype=storage_dtype,
                                         device=device).items():
-        layer_tables.append(layer_isotropy(embedding, random_state=random_state).assign(model=label))
-per_layer_isotropy = pd.concat(layer_tables, ignore_index=True)
+        layer_tables.append(compute.layer_isotropy(embedding, random_state=random_state).assign(model=label))
+per_layer_isotropy = evidence["layer_isotropy"] = pd.concat(layer_tables, ignore_index=True)
 save_table(per_layer_isotropy, output_dir, "layer_isotropy")
-every_sentence = per_layer_isotropy[per_layer_isotropy["sample"] == "all"]
-i_w_floor = 1e-30  # long hidden states drive I(W) towards 0 (exp(uᵀw) overflows); below this it is drawn at the floor
-fig, axes = plt.subplots(1, 3, figsize=(15, 3.8), constrained_layout=True)
-for ax, (measure, title) in zip(axes, (("i_w", f"I(W) (log scale; below {i_w_floor:g} drawn at it)"),
-                                       ("isoscore", "IsoScore"),
-                                       ("mean_norm", "mean length of a token vector (log scale)"))):
-    for label, rows in every_sentence.groupby("model", sort=False):
-        values = rows[measure].clip(lower=i_w_floor) if measure == "i_w" else rows[measure]
-        ax.plot(rows.layer, values, marker="o", label=label)
-    ax.set_title(title)
-    ax.set_xlabel("layer (0 = input embeddings)")
-    if measure != "isoscore":
-        ax.set_yscale("log")
-axes[0].legend(fontsize="small")
-fig.suptitle(f"Pre-trained token vectors per layer ({len(layer_sentences_used)} sentences of "
-             f"{DATASETS[sweep_on][2]})")
+fig = figures.layers_figure(per_layer_isotropy[per_layer_isotropy["sample"] == "all"],
+                            f"Pre-trained token vectors per layer ({len(layer_sentences_used)} sentences of "
+                            f"{DATASETS[sweep_on][2]})")
 save_figure(fig, output_dir, "fig_layers")
 plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(verdicts(assess_findings(sts_summary, comparisons, layers=per_layer_isotropy),
+print(verdicts(claims.assess_findings(sts_summary, comparisons, layers=per_layer_isotropy),
                ["Pre-trained hidden layers", "Beyond the slides: the same with IsoScore"]))
 
 # %% [markdown]
@@ -350,28 +314,19 @@ print(verdicts(assess_findings(sts_summary, comparisons, layers=per_layer_isotro
 grids = []
 for label in labels:
     paper = settings[label]
-    grids.append(sweep(*tokens[label, sweep_on], pairs[sweep_on], sweep_clusters, sweep_pcs, seeds=sweep_seeds,
-                       n_init=n_init, n_jobs=n_jobs, resume=True)
+    grids.append(compute.sweep(*tokens[label, sweep_on], pairs[sweep_on], sweep_clusters, sweep_pcs,
+                               seeds=sweep_seeds, n_init=n_init, n_jobs=n_jobs, resume=True)
                  .assign(model=label, dataset=sweep_on, paper_k=paper.n_clusters, paper_n_pc=paper.n_pc))
-grid = pd.concat(grids, ignore_index=True)
+evidence["sweep_per_seed"] = pd.concat(grids, ignore_index=True)  # every point once per seed
+grid = claims.grid_summary(evidence["sweep_per_seed"])
 save_table(grid, output_dir, "sweep", tolerance=dict.fromkeys(["spearman", "spearman_std"], "spearman_std"))
-fig, axes = panel_grid(len(labels), panel_size=(6, 4))
-for ax, (label, points) in zip(axes, grid.groupby("model", sort=False)):
-    table = points.pivot(index="n_clusters", columns="n_pc", values="spearman")
-    sns.heatmap(table, annot=True, fmt=".1f", cmap="viridis", ax=ax, cbar_kws={"label": "Spearman × 100"})
-    paper = settings[label]
-    if paper.n_clusters in table.index and paper.n_pc in table.columns:
-        ax.add_patch(plt.Rectangle((list(table.columns).index(paper.n_pc), list(table.index).index(paper.n_clusters)),
-                                   1, 1, fill=False, edgecolor="red", lw=2))
-    ax.set_title(f"{label}, {DATASETS[sweep_on][2]}\n(paper's setting k = {paper.n_clusters}, n_pc = {paper.n_pc})",
-                 fontsize="medium")
-fig.suptitle("K-means + Mean + PCA over k and n_pc")
+fig = figures.sweep_figure(grid, DATASETS[sweep_on][2])
 save_figure(fig, output_dir, "fig_sweep")
 plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(verdicts(assess_findings(sts_summary, comparisons, grid=grid), ["Beyond the slides: the method"]))
+print(verdicts(claims.assess_findings(sts_summary, comparisons, grid=grid), ["Beyond the slides: the method"]))
 
 # %% [markdown]
 # ## SST-2 — a linear probe with and without the method
@@ -381,7 +336,7 @@ print(verdicts(assess_findings(sts_summary, comparisons, grid=grid), ["Beyond th
 # training sentences and scored on the 872 dev sentences. With the method, it is fitted on the
 # *training* tokens only, and the dev tokens are assigned to the training clusters and processed with
 # the training means and directions: the dev set is never seen. Mean ± std over the clustering seeds,
-# and the difference with its 95% interval over dev sentences crossed with seeds (`probe_summary`).
+# and the difference with its 95% interval over dev sentences crossed with seeds (`claims.probe_summary`).
 #
 # With the method, the accuracy of one seed moves by up to a point from one machine to another: the
 # float16 embeddings differ in their last bit between CPU instruction sets (0.4% of the values, AVX-512
@@ -401,23 +356,21 @@ for name in models:
                                 device=device) for split, frame in (("train", train), ("dev", dev))}
     del loaded
     for label in views["train"]:
-        splits = []
-        for split, frame in (("train", train), ("dev", dev)):
-            embedding = views[split][label]
-            kept = ~embedding.tokens.is_special.to_numpy()
-            splits.append((np.asarray(embedding.layer(-1)[kept], dtype=np.float32),
-                           embedding.tokens.sentence_id.to_numpy()[kept], frame.label.to_numpy()))
-        runs = probe_with_method(*splits, settings[label], seeds=seeds, n_init=n_init, random_state=random_state)
+        splits = [(*compute.analysed_tokens(views[split][label]), frame.label.to_numpy())
+                  for split, frame in (("train", train), ("dev", dev))]
+        runs = compute.probe_with_method(*splits, settings[label], seeds=seeds, n_init=n_init,
+                                         random_state=random_state)
         sst2_runs.append(runs.assign(model=label))
-sst2_per_seed = pd.concat(sst2_runs, ignore_index=True)
-sst2 = probe_summary(sst2_per_seed)
+# Which dev sentences each probe got right, per seed: what the paired interval resamples.
+evidence["sst2_correct"] = compute.probe_evidence(pd.concat(sst2_runs, ignore_index=True))
+sst2 = claims.probe_summary(evidence["sst2_correct"])
 save_table(sst2, output_dir, "sst2", tolerance={"accuracy": "accuracy_std", "accuracy_std": "accuracy_std",
                                                  **dict.fromkeys(["difference", "low", "high"], interval("low", "high"))})
 sst2.round(4)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(verdicts(assess_findings(sts_summary, comparisons, sst2), ["SST-2"], values=False))
+print(verdicts(claims.assess_findings(sts_summary, comparisons, sst2), ["SST-2"], values=False))
 
 # %% [markdown]
 # ## Fine-tuning on RTE and WiC — the [CLS] finding
@@ -460,30 +413,16 @@ print(verdicts(assess_findings(sts_summary, comparisons, sst2), ["SST-2"], value
 # %%
 batch_method = BatchMethod(finetune_clusters, finetune_n_pc)
 protocol = FinetuneProtocol(finetune_epochs, tuple(finetune_learning_rates), finetune_warmup, finetune_held_out)
-finetune_rows, cls_tables, selections = [], [], []
 if finetune_tasks:
     pretrained = load_model(finetune_model, device=device)
-for task in finetune_tasks:
     # Every run is stored with its per-layer geometry, so a stopped run resumes.
-    lr, selection = select_learning_rate(task, finetune_model, protocol, train_size=finetune_train_size or None,
-                                         device=device, resume=True)
-    selections.append(selection)
-    cls_tables.append(cls_geometry(pretrained.model, pretrained.tokenizer, task, device=device)
-                      .assign(task=task, model="pre-trained"))
-    for seed in finetune_seeds:
-        for label, method in (("without", None), ("with the method", batch_method)):
-            accuracies, geometry = finetune_run(task, finetune_model, method=method, epochs=protocol.epochs, lr=lr,
-                                                warmup=protocol.warmup, train_size=finetune_train_size or None,
-                                                seed=seed, geometry=True, device=device, resume=True)
-            finetune_rows.append({"task": task, "model": finetune_model, "method": label, "seed": seed, "lr": lr,
-                                  **accuracies})
-            name = "fine-tuned" if method is None else "fine-tuned with the method"
-            cls_tables.append(geometry.assign(task=task, model=name, seed=seed))
-finetuned = pd.DataFrame(finetune_rows,
-                         columns=["task", "model", "method", "seed", "lr", "accuracy", "accuracy_raw_cls"])
-cls_table = pd.concat(cls_tables, ignore_index=True) if cls_tables else None
-if finetune_tasks:
-    save_table(pd.concat(selections, ignore_index=True), output_dir, "finetune_selection")
+    tasks = [finetuning.finetune_task(task, finetune_model, pretrained, protocol, batch_method, seeds=finetune_seeds,
+                                   train_size=finetune_train_size or None, device=device, resume=True)
+             for task in finetune_tasks]
+    finetuned = evidence["finetune"] = pd.concat([done["runs"] for done in tasks], ignore_index=True)
+    cls_table = evidence["cls_geometry"] = pd.concat([done["cls"] for done in tasks], ignore_index=True)
+    evidence["majority"] = {task: finetuning.majority_share(task) for task in finetune_tasks}
+    save_table(pd.concat([done["selection"] for done in tasks], ignore_index=True), output_dir, "finetune_selection")
     save_table(finetuned, output_dir, "finetune",
                tolerance=dict.fromkeys(["accuracy", "accuracy_raw_cls"], replicates("task", "method")))
     save_table(cls_table, output_dir, "cls_geometry")
@@ -492,73 +431,46 @@ if finetune_tasks:
     print(finetuned.groupby(["task", "method"], sort=False)[["accuracy", "accuracy_raw_cls"]].agg(["mean", "std"])
           .mul(100).round(1))
     print("Always answering the majority class of dev:",
-          ", ".join(f"{task} {100 * majority_share(task):.1f}" for task in finetune_tasks))
+          ", ".join(f"{task} {100 * share:.1f}" for task, share in evidence["majority"].items()))
 else:
     print("Fine-tuning is not run in this profile (finetune_tasks is empty).")
 
 # %%
 if finetune_tasks:
-    fig, axes = plt.subplots(len(finetune_tasks), 3, figsize=(15, 3.6 * len(finetune_tasks)), squeeze=False,
-                             constrained_layout=True)
-    for row, task in zip(axes, finetune_tasks):
-        table = cls_table[cls_table.task == task]
-        for ax, measure, title in zip(row, ("i_w", "isoscore", "mean_ratio"),
-                                      ("I(W) (log scale)", "IsoScore", "||mean|| / mean ||[CLS]||")):
-            for color, (name, runs) in zip(sns.color_palette(), table[~table.processed].groupby("model", sort=False)):
-                for number, (_, run) in enumerate(runs.groupby("seed", sort=False, dropna=False)):  # a line per seed
-                    ax.plot(run.layer, run[measure], marker="o", color=color, alpha=0.8,
-                            label=name if number == 0 else None)
-            done = table[table.processed]
-            ax.scatter(done.layer, done[measure], marker="*", s=160, color="black", zorder=3,
-                       label="with the method, as the classifier saw it")
-            ax.set_title(f"{task.upper()}: {title}")
-            ax.set_xlabel("layer (ours; 0 = input embeddings, left out)")
-            if measure == "i_w":
-                ax.set_yscale("log")
-        row[0].legend(fontsize=8)
-    fig.suptitle(f"[CLS] vectors of the dev pairs, per layer ({finetune_model}; one line per fine-tuning seed)")
+    fig = figures.cls_figure(cls_table, finetune_tasks, finetune_model)
     save_figure(fig, output_dir, "fig_cls")
     plt.show()
-    print(verdicts(assess_findings(sts_summary, comparisons, sst2, finetuned, cls_table),
+    print(verdicts(claims.assess_findings(sts_summary, comparisons, sst2, finetuned, cls_table,
+                                          majority=evidence["majority"]),
                    ["Fine-tun", *(f"{task.upper()}:" for task in finetune_tasks)]))
 
 # %% [markdown]
 # ## Results against the slides
 #
 # `RESULTS.md` in the output folder lists each claim and number of the slides beside this run's, marked
-# by the rule on its line (declared in `isolib.studies.rajaee_cluster_isotropy`, judged by
+# by the rule on its line (declared in `isolib.studies.rajaee_cluster_isotropy.claims`, judged by
 # `isolib.findings`): the direction of each finding is tested on every model; BERT's numbers are
-# comparable only on BERT itself.
+# comparable only on BERT itself. The evidence above (every row's scores, each pair's cosine per seed, the
+# grid per seed, the probe's answers, the fine-tuning runs) is stored in `evidence/` beside it, and
+# `python -m isolib judge 03_rajaee_cluster_isotropy` judges it again without a model.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-findings = assess_findings(sts_summary, comparisons, sst2, finetuned, cls_table, grid=grid, scale=iw_scale,
-                           layers=per_layer_isotropy)
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
-notes = [
-    f"Profile `{profile}`: models {', '.join(models)}; datasets {', '.join(DATASETS[d][2] for d in datasets)}; "
-    f"seeds {', '.join(map(str, seeds))} ({n_init} initialisation per clustering); SST-2 probe on "
-    f"{len(train)} training sentences; fine-tuning: "
-    + (f"{finetune_model} on {', '.join(finetune_tasks)}, {finetune_epochs} epoch(s), warm-up "
-       f"{finetune_warmup:.0%} of the steps, the learning rate of {', '.join(f'{rate:g}' for rate in finetune_learning_rates)} "
-       f"best on {finetune_held_out:.0%} of the training pairs held out (chosen: "
-       f"{', '.join(f'{task} {rate:g}' for task, rate in finetuned.groupby('task', sort=False).lr.first().items())}), "
-       f"seeds {', '.join(map(str, finetune_seeds))}, the method with k = {finetune_clusters}, n_pc = {finetune_n_pc} "
-       "per batch." if finetune_tasks else "not run in this profile."),
-    "A decoder's first position (the attention sink): judged in the start-token view when it is run, the paper's "
-    "procedure (the model's name alone) beside it, not counted; views run: "
-    f"{', '.join(decoder_views) or 'none'} (the name with the view in parentheses).",
-    f"Wall time of the notebook: {elapsed_minutes:.1f} min (embeddings read from the cache when present); "
-    f"peak memory of the kernel: {peak_gib:.1f} GiB.",
-]
-results_md = write_results(findings, Path(output_dir) / "RESULTS.md",
-                           title="Rajaee & Pilehvar (2021): results of this run", citation=CITATION,
-                           models=models_run(models), notes=notes)
-print(count_line(findings))
+evidence["run"] = {  # what the notes of RESULTS.md say about this run
+    "profile": profile, "models": models, "datasets": datasets, "seeds": seeds, "n_init": n_init,
+    "decoder_views": decoder_views, "random_state": random_state, "sst2_train_sentences": len(train),
+    "finetune_model": finetune_model, "finetune_tasks": finetune_tasks, "finetune_epochs": finetune_epochs,
+    "finetune_warmup": finetune_warmup, "finetune_learning_rates": finetune_learning_rates,
+    "finetune_held_out": finetune_held_out, "finetune_seeds": finetune_seeds, "finetune_clusters": finetune_clusters,
+    "finetune_n_pc": finetune_n_pc, "wall_minutes": elapsed_minutes, "peak_memory_gib": peak_gib}
+save_evidence(output_dir, evidence)
+record = judge(output_dir, claims.record)  # results.json and RESULTS.md, from the stored evidence
+print(count_line(record.findings))
 
 # %%
-show_table(findings_table(findings).drop(columns="rule"))
+show_table(findings_table(record.findings).drop(columns="rule"))
 
 # %%
 print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")

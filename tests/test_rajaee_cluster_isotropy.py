@@ -1,4 +1,4 @@
-"""The study module of notebook 03 (Rajaee & Pilehvar 2021): methods, STS scoring, the SST-2 protocol, findings."""
+"""The study package of notebook 03 (Rajaee & Pilehvar 2021): methods, STS scoring, the SST-2 protocol, findings."""
 
 from types import SimpleNamespace
 
@@ -8,34 +8,43 @@ import pytest
 from scipy import stats
 
 from isolib import datasets
-from isolib.findings import STATUSES
-from isolib.studies import rajaee_cluster_isotropy as study
-from isolib.studies.rajaee_cluster_isotropy import (
+from isolib.findings import STATUSES, compare_correlations
+from isolib.studies.rajaee_cluster_isotropy import claims, compute, finetuning
+from isolib.studies.rajaee_cluster_isotropy.claims import (
     COMPARISONS,
+    assess_findings,
+    compare_methods,
+    grid_summary,
+    method_summary,
+    probe_summary,
+)
+from isolib.studies.rajaee_cluster_isotropy.compute import (
+    PairedSentences,
+    evaluate_methods,
+    layer_isotropy,
+    probe_evidence,
+    probe_with_method,
+    scale_dependence,
+    sentence_pairs,
+    sts_evidence,
+    sweep,
+    transform_tokens,
+)
+from isolib.studies.rajaee_cluster_isotropy.finetuning import (
+    cls_geometry,
+    finetune,
+    finetune_texts,
+    isotropise_batch,
+    learning_rate_share,
+    select_learning_rate,
+)
+from isolib.studies.rajaee_cluster_isotropy.settings import (
     MEASURES,
     METHODS,
     PROPOSED,
     BatchMethod,
     FinetuneProtocol,
-    PairedSentences,
     Settings,
-    assess_findings,
-    cls_geometry,
-    compare_methods,
-    evaluate_methods,
-    finetune,
-    finetune_texts,
-    isotropise_batch,
-    layer_isotropy,
-    learning_rate_share,
-    method_summary,
-    probe_summary,
-    probe_with_method,
-    scale_dependence,
-    select_learning_rate,
-    sentence_pairs,
-    sweep,
-    transform_tokens,
 )
 
 
@@ -111,13 +120,23 @@ def test_sts_pairs_are_read_whole_and_indexed_into_unique_sentences():
         sentence_pairs("sts17")
 
 
-def test_sweep_covers_the_grid():
+def test_sweep_covers_the_grid_once_per_seed():
     tokens, ids, pairs = _constructed_pairs()
-    grid = sweep(tokens, ids, pairs, [1, 2], [0, 1], seeds=[0, 1])
+    per_seed = sweep(tokens, ids, pairs, [1, 2], [0, 1], seeds=[0, 1])
+    assert per_seed[["n_clusters", "n_pc", "seed"]].values.tolist() == [
+        [k, n_pc, seed] for k in (1, 2) for n_pc in (0, 1) for seed in (0, 1)]
+    grid = grid_summary(per_seed.assign(model="minilm", dataset="stsb-dev", paper_k=2, paper_n_pc=1))
+    assert grid.columns.tolist() == ["n_clusters", "n_pc", "spearman", "spearman_std", "model", "dataset", "paper_k",
+                                     "paper_n_pc"]
     assert grid[["n_clusters", "n_pc"]].values.tolist() == [[1, 0], [1, 1], [2, 0], [2, 1]]
     assert (grid.spearman_std[:2] == 0).all()  # k = 1 does not depend on the seed
     plain = evaluate_methods(tokens, ids, pairs, Settings(1, 0, 0), methods=["Mean"]).spearman.iloc[0]
     assert grid.spearman.iloc[0] == pytest.approx(plain)  # k = 1 and no direction: plain centring
+    # Mean and spread over the seeds of each point; one seed has no spread.
+    two = per_seed.spearman[(per_seed.n_clusters == 2) & (per_seed.n_pc == 1)].to_numpy()
+    assert grid.spearman.iloc[3] == two.mean() and grid.spearman_std.iloc[3] == two.std(ddof=1)
+    one = grid_summary(per_seed[per_seed.seed == 0].assign(model="m", dataset="d", paper_k=2, paper_n_pc=1))
+    assert (one.spearman_std == 0).all() and one.spearman.tolist() == per_seed.spearman[per_seed.seed == 0].tolist()
 
 
 def test_worker_processes_give_the_rows_of_one_process():
@@ -141,8 +160,8 @@ def test_the_sst2_probe_never_fits_the_method_on_dev_tokens(monkeypatch):
     dev_labels = np.repeat([0, 1], 10)
     dev_tokens = generator.normal(size=(60, 6)) + np.repeat(dev_labels, 3)[:, None]
     fitted = []
-    original_fit = study.ClusterIsotropy.fit
-    monkeypatch.setattr(study.ClusterIsotropy, "fit", lambda self, X: fitted.append(np.asarray(X).copy())
+    original_fit = compute.ClusterIsotropy.fit
+    monkeypatch.setattr(compute.ClusterIsotropy, "fit", lambda self, X: fitted.append(np.asarray(X).copy())
                         or original_fit(self, X))
     runs = probe_with_method((train_tokens, np.repeat(np.arange(80), 3), labels),
                              (dev_tokens, np.repeat(np.arange(20), 3), dev_labels), Settings(2, 1, 0), seeds=[0, 1])
@@ -151,7 +170,9 @@ def test_the_sst2_probe_never_fits_the_method_on_dev_tokens(monkeypatch):
     assert runs.accuracy.between(0, 1).all()
     assert all(run.correct.mean() == run.accuracy and len(run.correct) == 20 for run in runs.itertuples())
     # The method against the pre-trained probe, paired over the dev sentences: a difference with its interval.
-    summary = probe_summary(runs.assign(model="minilm")).set_index("method")
+    correct = probe_evidence(runs.assign(model="minilm"))
+    assert len(correct) == 3 * 20 and correct.correct.dtype == bool
+    summary = probe_summary(correct).set_index("method")
     assert np.isnan(summary.loc["pre-trained", "difference"])
     proposed = summary.loc[PROPOSED]
     assert proposed.difference == pytest.approx(100 * (proposed.accuracy - summary.loc["pre-trained", "accuracy"]))
@@ -216,14 +237,21 @@ def test_a_paired_comparison_reproduces_a_real_gain_and_not_one_within_noise():
     per_seed = pd.DataFrame([{"model": "minilm", "dataset": "stsb-dev", "method": method, "seed": seed,
                               "spearman": 100 * pd.Series(values).corr(pd.Series(gold), method="spearman"),
                               "similarities": values} for method, seed, values in rows])
-    compared = compare_methods(per_seed, pairs).set_index("comparison")
+    evidence = sts_evidence(per_seed, pairs)
+    assert len(evidence["sts_similarities"]) == 5 * 800 and "similarities" not in evidence["sts_per_seed"]
+    comparisons = compare_methods(evidence["sts_per_seed"], evidence["sts_similarities"], evidence["sts_gold"])
+    compared = comparisons.set_index("comparison")
     assert list(compared.index) == ["proposed vs pre-trained", "proposed vs best other"]  # only rows that ran
     assert compared.loc["proposed vs pre-trained", "outcome"] == "higher"  # a real gain: reproduced
     assert compared.loc["proposed vs best other", "control"] == "GMM + Mean + PCA"
     assert compared.loc["proposed vs best other", "outcome"] == "within noise"  # equal quality: borderline
+    # Paired pair by pair, each method's seeds as its columns, as compare_correlations takes them.
+    direct = compare_correlations(gold, np.column_stack(good), np.column_stack([values for _, _, values in rows[1:3]]))
+    assert compared.loc["proposed vs best other", "difference"] == pytest.approx(100 * direct.value)
+    assert compared.loc["proposed vs best other", "low"] == pytest.approx(100 * direct.interval[0])
     summary = method_summary(per_seed.assign(**{column: 0.0 for column in MEASURES if column not in per_seed}),
                              by=["model", "dataset", "method"])
-    findings = assess_findings(summary, compare_methods(per_seed, pairs))
+    findings = assess_findings(summary, comparisons)
     status = {f.finding: f.status for f in findings}
     assert status["The proposed method raises STS Spearman over the pre-trained vectors"] == "reproduced"
     assert status["The proposed method beats the best of the other five rows"] == "borderline"
@@ -315,7 +343,7 @@ def test_the_batch_method_centres_each_cluster_nulls_its_directions_and_passes_g
 
     points = torch.tensor(shifted_mixture(n=20, dim=16), dtype=torch.float64, requires_grad=True)  # 40 vectors
     processed = isotropise_batch(points, BatchMethod(n_clusters=2, n_pc=3), random_state=0)
-    fitted = study.ClusterIsotropy(2, 3, small_clusters="merge", n_init=1, random_state=0).fit(points.detach().numpy())
+    fitted = finetuning.ClusterIsotropy(2, 3, small_clusters="merge", n_init=1, random_state=0).fit(points.detach().numpy())
     assert len(np.unique(fitted.labels_)) == 2
     out = processed.detach().numpy()
     for cluster, directions in fitted.directions_.items():
@@ -348,12 +376,12 @@ def test_hidden_layers_against_the_input_layer():
     assert table.groupby("layer").size().tolist() == [4] * 6  # all sentences and three halves per layer
     assert (table[table["sample"] == "all"].n_tokens == 300).all()  # special tokens left out
     assert (table[table["sample"] != "all"].n_tokens == 150).all()
-    findings = study._layer_findings(table.assign(model="minilm"))
+    findings = claims._layer_findings(table.assign(model="minilm"))
     # Four of five hidden layers shifted: "almost all" holds for I(W) and for IsoScore.
     assert [finding.status for finding in findings] == ["reproduced", "reproduced"]
     assert "in 4 of 5 hidden layers" in findings[0].ours
     # The control: three of five shifted, two hidden layers more isotropic than the input layer.
-    control = study._layer_findings(layer_isotropy(layered_tokens({1, 2, 3}), n_halves=3).assign(model="minilm"))
+    control = claims._layer_findings(layer_isotropy(layered_tokens({1, 2, 3}), n_halves=3).assign(model="minilm"))
     assert [finding.status for finding in control] == ["not reproduced", "not reproduced"]
 
 
@@ -381,15 +409,15 @@ def test_a_short_finetuning_run_and_the_cls_geometry_it_reports(cache_dir, monke
     assert table.mean_ratio.iloc[-1] < 1e-6  # per-batch centring leaves the processed vectors zero-mean
 
     # finetune_run: the same run and geometry; with resume, stored and read back without training again.
-    stored_accuracy, stored_table = study.finetune_run("rte", geometry=True, resume=True, **options)
+    stored_accuracy, stored_table = finetuning.finetune_run("rte", geometry=True, resume=True, **options)
     assert stored_accuracy == accuracy
     pd.testing.assert_frame_equal(stored_table, table)
 
     def fail(*args, **kwargs):
         raise AssertionError("a stored fine-tuning run must not be trained again")
 
-    monkeypatch.setattr(study, "finetune", fail)
-    again_accuracy, again_table = study.finetune_run("rte", geometry=True, resume=True, **options)
+    monkeypatch.setattr(finetuning, "finetune", fail)
+    again_accuracy, again_table = finetuning.finetune_run("rte", geometry=True, resume=True, **options)
     assert again_accuracy == accuracy
     pd.testing.assert_frame_equal(again_table, table)
 
@@ -409,7 +437,7 @@ def test_the_learning_rate_is_chosen_on_held_out_training_pairs(monkeypatch):
         calls.append(options)
         return {"accuracy": held_out_scores[options["lr"]]}, None
 
-    monkeypatch.setattr(study, "finetune_run", fake_run)
+    monkeypatch.setattr(finetuning, "finetune_run", fake_run)
     lr, scores = select_learning_rate("rte", protocol=FinetuneProtocol(learning_rates=(1e-4, 2e-5, 5e-5)))
     assert lr == 5e-5  # the best held-out score; the tie with 1e-4 goes to the smaller rate
     assert scores.lr.tolist() == [2e-5, 5e-5, 1e-4] and scores.chosen.tolist() == [False, True, False]
@@ -417,13 +445,13 @@ def test_the_learning_rate_is_chosen_on_held_out_training_pairs(monkeypatch):
 
 
 def test_a_held_out_run_never_reads_dev(monkeypatch):
-    texts = study.finetune_texts
+    texts = finetuning.finetune_texts
 
     def train_only(task, split):
         assert split == "train", "the held-out run read the dev split"
         return texts(task, split)
 
-    monkeypatch.setattr(study, "finetune_texts", train_only)
+    monkeypatch.setattr(finetuning, "finetune_texts", train_only)
     accuracy, _ = finetune("rte", epochs=1, train_size=16, held_out=0.02, warmup=0.5, seed=0)
     assert 0 <= accuracy["accuracy"] <= 1
     with pytest.raises(AssertionError, match="read the dev split"):  # the control: a run scored on dev
@@ -444,10 +472,84 @@ def test_a_resumed_run_reuses_the_stored_rows(cache_dir, monkeypatch):
     def fail(*args, **kwargs):
         raise AssertionError("a stored row must not be computed again")
 
-    monkeypatch.setattr(study, "transform_tokens", fail)
+    monkeypatch.setattr(compute, "transform_tokens", fail)
     again = evaluate_methods(X, ids, pairs, Settings(2, 1, 1), **options)
     pd.testing.assert_frame_equal(again.drop(columns="similarities"), first.drop(columns="similarities"))
     np.testing.assert_array_equal(np.stack(again.similarities), np.stack(first.similarities))
     pd.testing.assert_frame_equal(sweep(X, ids, pairs, [1, 2], [1], seeds=[0], resume=True), grid)
     with pytest.raises(AssertionError, match="must not be computed"):  # another seed is not stored
         evaluate_methods(X, ids, pairs, Settings(2, 1, 1), **{**options, "seeds": [2]})
+
+
+def test_stored_steps_are_keyed_by_the_computation_alone():
+    from isolib.computation import computation_modules
+
+    for module in (compute, finetuning):
+        keyed = set(computation_modules([module]))
+        assert module.__name__ in keyed and "isolib.transforms" in keyed
+        # A claim, a rule, a threshold or a figure can change without recomputing a stored row.
+        assert not keyed & {claims.__name__, "isolib.studies.rajaee_cluster_isotropy.figures", "isolib.findings",
+                            "isolib.plotting"}
+    assert finetuning.__name__ not in computation_modules([compute])  # nor the fine-tuning the STS rows
+
+
+def _small_evidence() -> dict:
+    """Every evidence item of a run, on synthetic vectors: what the notebook stores, in miniature."""
+    X = shifted_mixture(n=100)
+    ids = np.repeat(np.arange(50), 4)
+    paired = PairedSentences([str(i) for i in range(50)], np.arange(0, 50, 2), np.arange(1, 50, 2),
+                             np.random.default_rng(1).uniform(0, 5, 25), np.array(["news"] * 20 + ["forum"] * 5))
+    rows = evaluate_methods(X, ids, paired, Settings(2, 1, 1), seeds=[0, 1]).assign(model="minilm", dataset="stsb-dev")
+    evidence = sts_evidence(rows, {"stsb-dev": paired})
+    evidence["sweep_per_seed"] = sweep(X, ids, paired, [1, 2], [0, 1], seeds=[0, 1]).assign(
+        model="minilm", dataset="stsb-dev", paper_k=2, paper_n_pc=1)
+    evidence["iw_scale"] = scale_dependence({"gaussian": np.random.default_rng(0).normal(size=(200, 8))})
+    evidence["layer_isotropy"] = layer_isotropy(layered_tokens({1, 2, 3, 4})).assign(model="minilm")
+    generator = np.random.default_rng(0)
+    labels, dev_labels = np.repeat([0, 1], 40), np.repeat([0, 1], 10)
+    runs = probe_with_method((generator.normal(size=(240, 6)) + np.repeat(labels, 3)[:, None], np.repeat(np.arange(80), 3),
+                              labels), (generator.normal(size=(60, 6)) + np.repeat(dev_labels, 3)[:, None],
+                                        np.repeat(np.arange(20), 3), dev_labels), Settings(2, 1, 0), seeds=[0, 1])
+    evidence["sst2_correct"] = probe_evidence(runs.assign(model="minilm"))
+    evidence["finetune"] = pd.DataFrame({
+        "task": "rte", "model": "minilm", "method": ["without"] * 2 + ["with the method"] * 2, "seed": [0, 1] * 2,
+        "lr": 5e-5, "accuracy": [0.70, 0.72, 0.69, 0.70], "accuracy_raw_cls": [0.70, 0.72, 0.71, 0.70]})
+    evidence["cls_geometry"] = pd.DataFrame({
+        "layer": 6, "processed": [False, False, False, True], "i_w": [1e-6, 1e-4, 1e-4, 0.3], "isoscore": 0.1,
+        "mean_ratio": [0.8, 0.1, 0.1, 0.0], "task": "rte",
+        "model": ["pre-trained", "fine-tuned", "fine-tuned with the method", "fine-tuned with the method"],
+        "seed": [np.nan, 0, 0, 0]})
+    evidence["majority"] = {"rte": 0.527}
+    evidence["run"] = {"profile": "quick", "models": ["minilm"], "datasets": ["stsb-dev"], "seeds": [0, 1], "n_init": 1,
+                       "decoder_views": ["start_token"], "random_state": 0, "sst2_train_sentences": 80,
+                       "finetune_model": "minilm", "finetune_tasks": ["rte"], "finetune_epochs": 3,
+                       "finetune_warmup": 0.1, "finetune_learning_rates": [2e-5, 5e-5], "finetune_held_out": 0.2,
+                       "finetune_seeds": [0, 1], "finetune_clusters": 2, "finetune_n_pc": 4, "wall_minutes": 1.25,
+                       "peak_memory_gib": 0.5}
+    return evidence
+
+
+def test_the_stored_evidence_is_judged_as_the_computed_one(tmp_path):
+    from isolib.evidence import judge, load_evidence, save_evidence
+    from isolib.findings import write_pages
+
+    evidence = _small_evidence()
+    # At the granularity the intervals resample: every pair's cosine per row, every dev sentence per probe.
+    assert len(evidence["sts_similarities"]) == len(evidence["sts_per_seed"]) * 25
+    assert len(evidence["sst2_correct"]) == 3 * 20 and len(evidence["sweep_per_seed"]) == 4 * 2
+    in_memory = claims.record(evidence)
+    write_pages(in_memory, tmp_path / "memory")
+    save_evidence(tmp_path / "stored", evidence)
+    stored = judge(tmp_path / "stored", claims.record)
+    assert (tmp_path / "stored" / "results.json").read_text() == (tmp_path / "memory" / "results.json").read_text()
+    assert set(load_evidence(tmp_path / "stored")) == set(evidence)
+    statuses = {f.finding: f.status for f in stored.findings}
+    assert statuses["Fine-tuned RTE accuracy: the method does not help"] == "reproduced"
+    assert [f.sampling_unit for f in stored.findings if f.finding.startswith("The proposed method raises")] == [
+        "sentence pairs crossed with clustering seeds"]
+    assert stored.notes[0].startswith("Profile `quick`: models minilm; datasets STS-B dev; seeds 0, 1 (1 initialisation")
+    assert "(chosen: rte 5e-05)" in stored.notes[0] and "1.2 min" in stored.notes[2]
+    # Without the fine-tuning evidence (the quick profile), its claims are not comparable.
+    quick = claims.record({name: value for name, value in evidence.items()
+                           if name not in ("finetune", "cls_geometry", "majority")})
+    assert [f.status for f in quick.findings if f.finding.startswith("Fine-tuning on RTE and WiC")] == ["not comparable"]

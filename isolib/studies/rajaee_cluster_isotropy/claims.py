@@ -1,0 +1,656 @@
+"""The claims of notebook 03, judged from its evidence tables alone: the slides' claims and numbers beside ours.
+
+:func:`record` reads the evidence the notebook stored (:mod:`~isolib.studies.rajaee_cluster_isotropy.compute`
+and :mod:`~isolib.studies.rajaee_cluster_isotropy.finetuning` made it) and returns the study's
+:class:`~isolib.findings.Record`; ``python -m isolib judge
+03_rajaee_cluster_isotropy`` calls it on the stored evidence, the notebook on the evidence it just computed,
+so both judge alike. On the way it summarises the evidence the way the tables show it:
+
+* :func:`method_summary` -- each method's scores, mean and spread over seeds;
+* :func:`compare_methods` -- each method against its control (:data:`COMPARISONS`), paired over the
+  sentence pairs and crossed with the seeds;
+* :func:`grid_summary` -- the grid of (k, n_pc), mean and spread over seeds;
+* :func:`probe_summary` -- the SST-2 probe with and without the method, paired over dev sentences;
+* :func:`assess_findings` -- each claim declared with its kind, rule, control and sampling unit.
+
+Nothing here loads a model, reads an embedding, or computes a stored step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from isolib.findings import (
+    Finding,
+    PaperModel,
+    Record,
+    Verdict,
+    all_of,
+    bootstrap_threshold,
+    combine_corpora,
+    compare_correlations,
+    compare_with_control,
+    declare,
+    judge_decoder_views,
+    models_line,
+    not_comparable,
+    paper_counterpart,
+    sign,
+    threshold,
+    within,
+)
+from isolib.studies.rajaee_cluster_isotropy.settings import (
+    AUTHORS_NOTEBOOK_STSB_DEV,
+    CITATION,
+    DATASETS,
+    MEASURES,
+    PROPOSED,
+    SLIDES_FINETUNE,
+    SLIDES_ISOTROPY,
+    SLIDES_ISOTROPY_STSB,
+    SLIDES_SIX_ROWS,
+    SLIDES_SPEARMAN,
+    SLIDES_SST2,
+)
+from isolib.views import View
+
+__all__ = ["TITLE", "PAPER_MODELS", "STAND_INS", "COMPARISONS", "method_summary", "compare_methods", "grid_summary",
+           "probe_summary", "counterpart", "models_run", "assess_findings", "run_notes", "record"]
+
+TITLE = "Rajaee & Pilehvar (2021): results of this run"
+PAPER_MODELS = (PaperModel("bert-base-uncased", "BERT", 13), PaperModel("gpt2", "GPT-2", 13),
+                PaperModel("roberta-base", "RoBERTa", 13))
+STAND_INS = {"minilm": "bert-base-uncased", "mpnet": "bert-base-uncased", "smollm2": "gpt2"}
+
+# name -> (method, control, the method's expected direction); a control of None is the best of the other
+# rows on that model and dataset (by mean Spearman).
+COMPARISONS = {
+    "proposed vs pre-trained": (PROPOSED, "pre-trained", True),
+    "proposed vs best other": (PROPOSED, None, True),
+    "Mean + PCA vs pre-trained": ("Mean + PCA", "pre-trained", False),
+    "K-means + Mean vs Mean": ("K-means + Mean", "Mean", True),
+}
+_STS_UNIT = "sentence pairs crossed with clustering seeds"
+
+
+def method_summary(results: pd.DataFrame, by: Sequence[str] = ("method",)) -> pd.DataFrame:
+    """Mean and standard deviation over seeds (ddof = 1; 0 for a deterministic method) of every score."""
+    grouped = results.groupby(list(by), sort=False)[MEASURES]
+    summary = grouped.mean().join(grouped.std(ddof=1).fillna(0.0).add_suffix("_std"))
+    return summary.join(grouped.size().rename("n_seeds")).reset_index()
+
+
+def _by_seed(rows: pd.DataFrame, column: str) -> np.ndarray:
+    """``column`` of a long table as an array (n_items, n_seeds), the seeds in the order the table gives them."""
+    return np.column_stack([run[column].to_numpy() for _, run in rows.groupby("seed", sort=False, dropna=False)])
+
+
+def compare_methods(per_seed: pd.DataFrame, similarities: pd.DataFrame, gold: pd.DataFrame, *,
+                    n_resamples: int = 2000, random_state: int = 0) -> pd.DataFrame:
+    """Each comparison of :data:`COMPARISONS` per model and dataset, paired over sentence pairs and crossed with seeds.
+
+    Parameters
+    ----------
+    per_seed, similarities, gold : pandas.DataFrame
+        The evidence of :func:`isolib.studies.rajaee_cluster_isotropy.compute.sts_evidence`: each row's
+        scores (``sts_per_seed``), each pair's cosine per row (``sts_similarities``) and the gold scores
+        (``sts_gold``).
+    n_resamples, random_state
+        Of the bootstrap (:func:`isolib.findings.compare_correlations`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model, dataset and comparison whose rows were run: ``comparison``, ``method``,
+        ``control``, ``higher`` (the expected direction), ``spearman`` and ``control_spearman`` (x 100,
+        means over seeds), ``difference`` (x 100), ``low`` and ``high`` (its 95% interval over pairs
+        crossed with seeds), ``borderline`` (the interval straddles 0) and ``outcome`` (``higher``,
+        ``lower`` or ``within noise``).
+    """
+    scored = dict(list(similarities.groupby(["model", "dataset"], sort=False)))
+    rows = []
+    for (model, dataset), runs in per_seed.groupby(["model", "dataset"], sort=False):
+        predicted = {method: _by_seed(group, "similarity")
+                     for method, group in scored[model, dataset].groupby("method", sort=False)}
+        gold_scores = gold[gold.dataset == dataset].gold.to_numpy()
+        spearman = runs.groupby("method", sort=False).spearman.mean()
+        for name, (method, control, higher) in COMPARISONS.items():
+            others = spearman.drop(method, errors="ignore")
+            control = control or (others.idxmax() if len(others) else None)
+            if method not in predicted or control not in predicted:
+                continue
+            verdict = compare_correlations(gold_scores, predicted[method], predicted[control], higher=higher,
+                                           n_resamples=n_resamples, random_state=random_state)
+            low, high = verdict.interval
+            outcome = "within noise" if low <= 0 <= high else ("higher" if verdict.value > 0 else "lower")
+            rows.append({"model": model, "dataset": dataset, "comparison": name, "method": method, "control": control,
+                         "higher": higher, "spearman": spearman[method], "control_spearman": spearman[control],
+                         "difference": 100 * verdict.value, "low": 100 * low, "high": 100 * high,
+                         "borderline": verdict.borderline, "outcome": outcome})
+    return pd.DataFrame(rows, columns=["model", "dataset", "comparison", "method", "control", "higher", "spearman",
+                                       "control_spearman", "difference", "low", "high", "borderline", "outcome"])
+
+
+def grid_summary(per_seed: pd.DataFrame) -> pd.DataFrame:
+    """The grid of :func:`isolib.studies.rajaee_cluster_isotropy.compute.sweep`, per model: mean and spread over seeds.
+
+    Parameters
+    ----------
+    per_seed : pandas.DataFrame
+        One row per model, grid point and seed: ``n_clusters``, ``n_pc``, ``seed``, ``spearman``, ``model``,
+        ``dataset``, and ``paper_k`` and ``paper_n_pc`` (the paper's setting for that model).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model and point: ``n_clusters``, ``n_pc``, ``spearman`` (mean), ``spearman_std`` (ddof = 1;
+        0 with one seed), ``model``, ``dataset``, ``paper_k``, ``paper_n_pc``.
+    """
+    keys = ["model", "dataset", "paper_k", "paper_n_pc", "n_clusters", "n_pc"]
+    rows = []
+    for key, group in per_seed.groupby(keys, sort=False):
+        values = group.spearman.to_numpy()
+        rows.append({**dict(zip(keys, key)), "spearman": values.mean(),
+                     "spearman_std": values.std(ddof=1) if len(values) > 1 else 0.0})
+    return pd.DataFrame(rows, columns=["n_clusters", "n_pc", "spearman", "spearman_std", *keys[:4]])
+
+
+def probe_summary(correct: pd.DataFrame) -> pd.DataFrame:
+    """The SST-2 probe of several models, summarised: the method against the pre-trained probe.
+
+    Parameters
+    ----------
+    correct : pandas.DataFrame
+        The evidence of :func:`isolib.studies.rajaee_cluster_isotropy.compute.probe_evidence`: ``model``,
+        ``method``, ``seed``, ``sentence``, ``correct``, one row per run and dev sentence.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per model and method: ``accuracy`` and ``accuracy_std`` (over seeds); on the proposed method's
+        row, ``difference``, ``low`` and ``high`` (x 100): its accuracy minus the pre-trained probe's,
+        paired over dev sentences and crossed with seeds (:func:`isolib.findings.compare_with_control`).
+    """
+    answers = {key: _by_seed(group, "correct").astype(float)
+               for key, group in correct.groupby(["model", "method"], sort=False)}
+    rows = []
+    for (model, method), ours in answers.items():
+        accuracies = ours.mean(axis=0)
+        rows.append({"model": model, "method": method, "accuracy": accuracies.mean(),
+                     "accuracy_std": accuracies.std(ddof=1) if len(accuracies) > 1 else 0.0,
+                     "difference": np.nan, "low": np.nan, "high": np.nan})
+        if method == PROPOSED and (model, "pre-trained") in answers:
+            control = np.repeat(answers[model, "pre-trained"], ours.shape[1], axis=1)
+            verdict = compare_with_control(ours, control)
+            rows[-1].update(difference=100 * verdict.value, low=100 * verdict.interval[0],
+                            high=100 * verdict.interval[1])
+    return pd.DataFrame(rows)
+
+
+def counterpart(model: str) -> str | None:
+    """The paper model ``model`` (or a view of it) is compared with: itself, its stand-in, or None."""
+    return paper_counterpart(model, {paper.name for paper in PAPER_MODELS}, STAND_INS)
+
+
+def models_run(models: Sequence[str]) -> str:
+    """The ``Models`` line of ``RESULTS.md``: each model and the paper model it stands in for."""
+    return models_line(models, PAPER_MODELS, counterpart)
+
+
+# --------------------------------------------------------------------------- STS
+
+
+def _comparison_verdict(row) -> Verdict:
+    """The :func:`compare_methods` row as a verdict on its expected direction (x 100)."""
+    margin = row.difference if row.higher else -row.difference
+    return Verdict(bool(margin > 0), float(row.difference), float(margin), (float(row.low), float(row.high)),
+                   bool(row.borderline), 0.0, "above" if row.higher else "below")
+
+
+def _difference_text(row) -> str:
+    return (f"{row.control_spearman:.2f} ({row.control}) -> {row.spearman:.2f} ({row.method}): {row.difference:+.2f} "
+            f"[95% CI {row.low:+.2f} to {row.high:+.2f}]")
+
+
+PAIRED_RULE = ("with its 95% interval over sentence pairs crossed with clustering seeds on the right side of 0 "
+               "(isolib.findings.compare_correlations); borderline if it straddles 0.")
+
+
+def _slides_table(method: str, control: str, dataset: str) -> str:
+    """The slides' six-row table (STS15 and STS-B only): ``control`` -> ``method``, or "-" elsewhere."""
+    key = "stsb" if dataset.startswith("stsb") else dataset
+    if key not in SLIDES_SIX_ROWS:
+        return "-"
+    return f"{SLIDES_SIX_ROWS[key][control]:.2f} ({control}) -> {SLIDES_SIX_ROWS[key][method]:.2f} (BERT)"
+
+
+def _comparison_findings(model: str, dataset: str, compared: pd.DataFrame) -> list[Finding]:
+    """The paired STS claims on one model (view) and dataset: the proposed method and the slides' contrasts."""
+    paper_before, paper_after = SLIDES_SPEARMAN[dataset]
+    findings = []
+    if "proposed vs pre-trained" in compared.index:
+        row = compared.loc["proposed vs pre-trained"]
+        findings.append(declare(
+            "The proposed method raises STS Spearman over the pre-trained vectors",
+            f"{paper_before:.2f} -> {paper_after:.2f} (BERT)", model, _difference_text(row), _comparison_verdict(row),
+            "reproduced if the proposed method's Spearman (mean over seeds) is above the pre-trained vectors', "
+            + PAIRED_RULE, kind="test", control="the pre-trained vectors, on the same pairs", headline=True,
+            sampling_unit=_STS_UNIT))
+    if "proposed vs best other" in compared.index:
+        row = compared.loc["proposed vs best other"]
+        six = "stsb" if dataset.startswith("stsb") else dataset
+        paper = (f"best of six ({SLIDES_SIX_ROWS[six][PROPOSED]:.2f}; GMM + Mean + PCA "
+                 f"{SLIDES_SIX_ROWS[six]['GMM + Mean + PCA']:.2f}, BERT)" if six in SLIDES_SIX_ROWS
+                 else "the slides' six-row table covers STS15 and STS-B only")
+        findings.append(declare(
+            "The proposed method beats the best of the other five rows", paper, model, _difference_text(row),
+            _comparison_verdict(row),
+            "reproduced if the proposed method's Spearman is above the best other row's (by mean), " + PAIRED_RULE
+            + " \"About equal to GMM + Mean + PCA\" reads as borderline.", kind="test",
+            control="the best of the other five rows, on the same pairs", headline=True, sampling_unit=_STS_UNIT))
+    for name, claim, control in (
+            ("Mean + PCA vs pre-trained", "Mean + PCA (all-but-the-top) lowers STS Spearman", "the pre-trained vectors"),
+            ("K-means + Mean vs Mean", "Centring per cluster beats centring once: K-means + Mean above Mean",
+             "the Mean row (one global centring)")):
+        paper = _slides_table(*COMPARISONS[name][:2], dataset)
+        if name in compared.index and paper != "-":
+            row = compared.loc[name]
+            direction = "above" if row.higher else "below"
+            findings.append(declare(
+                claim, paper, model, _difference_text(row),
+                _comparison_verdict(row),
+                f"reproduced if {row.method}'s Spearman is {direction} {row.control}'s, " + PAIRED_RULE
+                + " Judged on STS15 and STS-B, the datasets of the slides' six-row table.", kind="test",
+                control=f"{control}, on the same pairs", sampling_unit=_STS_UNIT))
+    return findings
+
+
+def _bert_number_findings(model: str, dataset: str, rows: pd.DataFrame) -> list[Finding]:
+    """The slides' and the authors' notebook's Spearman of BERT with the method: comparable on BERT only."""
+    paper_after = SLIDES_SPEARMAN[dataset][1]
+    name = View.parse(model).model
+    after = rows.loc[PROPOSED, "spearman"] if PROPOSED in rows.index else np.nan
+    findings = []
+    if counterpart(model) == name == "bert-base-uncased":
+        findings.append(declare("Spearman of BERT with the proposed method", f"{paper_after:.2f}", model,
+                                f"{after:.2f}", within(after, paper_after, 3.0),
+                                "reproduced if within 3 points (the seed spread the paper reports is 1-3).",
+                                kind="test", control="the slides' value, 3 points either side"))
+    else:
+        paper_model = counterpart(model)
+        paper_label = {paper.name: paper.label for paper in PAPER_MODELS}.get(paper_model, "no paper model")
+        if paper_model == "bert-base-uncased":
+            reason = f"{model} is not BERT; its sentence-similarity training sets its baseline."
+        elif paper_model == name:
+            reason = f"the slides give BERT's numbers only, not {paper_label}'s."
+        else:
+            reason = f"{model} stands in for {paper_label}; the slides give BERT's numbers only."
+        findings.append(not_comparable("Spearman of BERT with the proposed method", f"{paper_after:.2f}",
+                                       reason, kind="test", model=model, ours=f"{after:.2f}"))
+    if dataset == "stsb-dev":
+        notebook_spearman, notebook_iw = AUTHORS_NOTEBOOK_STSB_DEV
+        claim = "The authors' notebook: BERT on STS-B dev with the proposed method"
+        paper = f"Spearman {notebook_spearman}, I(W) {notebook_iw} (bert-base-uncased, their released code)"
+        ours = f"Spearman {after:.2f}, I(W) {rows.loc[PROPOSED, 'iw_tokens']:.3f}" if PROPOSED in rows.index else "-"
+        if name == "bert-base-uncased":
+            findings.append(declare(claim, paper, model, ours, within(after, notebook_spearman, 3.0),
+                                    "reproduced if the Spearman is within 3 points (the seed spread) of the "
+                                    "notebook's, on the same split.", kind="test",
+                                    control="the notebook's value, 3 points either side"))
+        else:
+            findings.append(not_comparable(claim, paper, "the notebook ran bert-base-uncased only.", kind="test",
+                                           model=model, ours=ours))
+    return findings
+
+
+def _isotropy_findings(model: str, dataset: str, rows: pd.DataFrame) -> list[Finding]:
+    """I(W) of the tokens: the pre-trained vectors anisotropic (a test), the method raising it (a check)."""
+    findings = []
+    if "pre-trained" in rows.index:
+        before_iw = rows.loc["pre-trained", "iw_tokens"]
+        findings.append(declare(
+            "Pre-trained token vectors are extremely anisotropic: I(W) near 0", f"{SLIDES_ISOTROPY[dataset]:.2g} (BERT)",
+            model, f"{before_iw:.2g}", threshold(before_iw, below=0.01),
+            "reproduced if I(W) of the pre-trained token vectors of the dataset is below 0.01 (an isotropic space "
+            "scores near 1; the slides' BERT values are 4e-6 to 3e-4).", kind="test",
+            control="an isotropic space (I(W) near 1)", threshold_ours=True))
+    if PROPOSED in rows.index and "pre-trained" in rows.index:
+        before, processed = rows.loc["pre-trained", "iw_tokens"], rows.loc[PROPOSED, "iw_tokens"]
+        findings.append(declare(
+            "The method makes the token space isotropic (I(W) of the tokens)",
+            f"{SLIDES_ISOTROPY_STSB[0]:.2g} -> {SLIDES_ISOTROPY_STSB[1]:.2f} (STS-B)", model,
+            f"{before:.2g} -> {processed:.2f}", sign(processed - before),
+            "passed if I(W) of the processed token vectors is above that of the raw ones (centring clusters "
+            f"and nulling their top directions raises I(W) by construction); {DATASETS[dataset][2]}.", kind="check"))
+    return findings
+
+
+def _dataset_findings(model: str, dataset: str, summary: pd.DataFrame, comparisons: pd.DataFrame) -> list[Finding]:
+    """The STS claims on one model (view) and dataset; the dataset's name is in the numbers, not the claim."""
+    rows = summary.set_index("method")
+    compared = comparisons[(comparisons.model == model) & (comparisons.dataset == dataset)].set_index("comparison")
+    return (_comparison_findings(model, dataset, compared) + _bert_number_findings(model, dataset, rows)
+            + _isotropy_findings(model, dataset, rows))
+
+
+def _with_tally(findings: list[Finding], comparisons: pd.DataFrame) -> list[Finding]:
+    """The best-other line of each model opens with its tally over datasets: higher, within noise, lower."""
+    tallied = []
+    for finding in findings:
+        if finding.finding == "The proposed method beats the best of the other five rows":
+            outcomes = comparisons[(comparisons.model == finding.model)
+                                   & (comparisons.comparison == "proposed vs best other")].outcome
+            counts = ", ".join(f"{(outcomes == outcome).sum()} {outcome}" for outcome in ("higher", "within noise",
+                                                                                           "lower"))
+            datasets_run = f"{len(outcomes)} dataset{'s' * (len(outcomes) != 1)}"
+            finding = dataclasses.replace(finding, ours=f"over {datasets_run}: {counts}; {finding.ours}")
+        tallied.append(finding)
+    return tallied
+
+
+# --------------------------------------------------------------------------- beyond STS
+
+
+def _sst2_finding(model: str, rows: pd.DataFrame) -> Finding:
+    before, after = rows.loc["pre-trained"], rows.loc[PROPOSED]
+    verdict = Verdict(bool(after.difference > 0), float(after.difference), float(after.difference),
+                      (float(after.low), float(after.high)), bool(after.low <= 0 <= after.high), 0.0, "above")
+    return declare("SST-2: the method raises a linear probe's accuracy",
+                   f"{SLIDES_SST2[0]:.2f} -> {SLIDES_SST2[1]:.2f} (no protocol given)", model,
+                   f"{100 * before.accuracy:.2f} -> {100 * after.accuracy:.2f} (+- {100 * after.accuracy_std:.2f} "
+                   f"over seeds): {after.difference:+.2f} [95% CI {after.low:+.2f} to {after.high:+.2f}]",
+                   verdict if np.isfinite(after.difference) else Verdict.undecided(),
+                   "reproduced if the mean accuracy with the method is above the pre-trained probe's, with the 95% "
+                   "interval of the difference over dev sentences crossed with clustering seeds above 0; borderline "
+                   "if it straddles 0 (logistic probe, SST-2 train -> dev).", kind="test",
+                   control="the probe on the pre-trained vectors, on the same dev sentences",
+                   sampling_unit="dev sentences crossed with clustering seeds")
+
+
+def _sweep_finding(grid: pd.DataFrame, sts_summary: pd.DataFrame) -> Finding:
+    """The grid of one model (view): does the gain hang on one tuned setting, and where is the paper's?"""
+    model, dataset = grid.model.iloc[0], grid.dataset.iloc[0]
+    claim = "Beyond the slides: the method beats plain centring at every tried (k, n_pc)"
+    paper = "not in the slides, which give one setting per model"
+    centring = sts_summary[(sts_summary.model == model) & (sts_summary.dataset == dataset)
+                           & (sts_summary.method == "Mean")].spearman
+    clustered = grid[(grid.n_clusters > 1) & (grid.n_pc > 0)]
+    if centring.empty or clustered.empty:
+        return not_comparable(claim, paper, "the grid has no point with k > 1 and n_pc > 0, or the Mean row was not "
+                              "run on its dataset.", kind="test", model=model)
+    best = grid.loc[grid.spearman.idxmax()]
+    paper_k, paper_n_pc = int(grid.paper_k.iloc[0]), int(grid.paper_n_pc.iloc[0])
+    paper_point = grid[(grid.n_clusters == paper_k) & (grid.n_pc == paper_n_pc)].spearman
+    where = (f"; the paper's setting (k = {paper_k}, n_pc = {paper_n_pc}) is not in the grid" if paper_point.empty else
+             f"; the paper's k = {paper_k}, n_pc = {paper_n_pc}: {paper_point.iloc[0]:.1f}, rank "
+             f"{int((grid.spearman > paper_point.iloc[0]).sum()) + 1} of {len(grid)}")
+    ours = (f"{clustered.spearman.min():.1f}-{clustered.spearman.max():.1f} over {len(clustered)} settings "
+            f"({DATASETS[dataset][2]}), plain centring {centring.iloc[0]:.1f}; best k = {best.n_clusters:.0f}, "
+            f"n_pc = {best.n_pc:.0f} ({best.spearman:.1f}){where}")
+    return declare(claim, paper, model, ours, threshold(clustered.spearman - centring.iloc[0], above=0),
+                   "reproduced if every grid point with k > 1 and n_pc > 0 has a mean Spearman above the Mean row's "
+                   "on the same dataset (a gain that does not hang on one tuned setting).", kind="test",
+                   control="plain centring (the Mean row)")
+
+
+def _scale_finding(scale: pd.DataFrame) -> Finding:
+    by_cloud = scale.groupby("vectors", sort=False)
+    iw_change = by_cloud.iw.agg(lambda values: values.max() / values.min() - 1)
+    isoscore_change = by_cloud.isoscore.agg(lambda values: values.max() - values.min())
+    ours = "; ".join(f"{name}: I(W) {rows.iw.iloc[0]:.3g} -> {rows.iw.iloc[-1]:.3g} at x{rows.scale.iloc[-1]:g}, "
+                     f"IsoScore {rows.isoscore.iloc[0]:.3f} throughout" for name, rows in by_cloud)
+    return declare("Beyond the slides: I(W) depends on the scale of the vectors, IsoScore does not",
+                   "not in the slides; I(W) is not scale invariant by definition", "-", ours,
+                   all_of(threshold(iw_change, above=0.01), threshold(isoscore_change, below=1e-6)),
+                   "passed if scaling changes I(W) by more than 1% on every cloud and IsoScore by less than 1e-6 (both "
+                   "follow from the definitions).", kind="check")
+
+
+def _layer_findings(layers: pd.DataFrame) -> list[Finding]:
+    """The per-layer slide per model: almost every hidden layer more anisotropic than the input layer.
+
+    "Almost all" is read as all but at most one hidden layer (ours); the full sample decides and
+    the random halves of the sentences are its interval: borderline when a half decides otherwise.
+    IsoScore, which does not depend on the scale of the vectors, is judged the same way beside I(W).
+    """
+    findings = []
+    for model, table in layers.groupby("model", sort=False):
+        for measure, name in (("i_w", "I(W)"), ("isoscore", "IsoScore")):
+            wide = table.pivot(index="layer", columns="sample", values=measure)
+            hidden = wide.drop(index=0)
+            shares = (hidden < wide.loc[0]).mean()  # per sample: hidden layers below the input layer
+            bound = 1 - 1 / len(hidden)
+            halves = shares.drop("all")
+            passed = bool(shares["all"] >= bound)
+            verdict = Verdict(passed, float(shares["all"]), float(shares["all"] - bound),
+                              (float(halves.min()), float(halves.max())), bool(((halves >= bound) != passed).any()),
+                              bound, "above")
+            lowest = hidden["all"].idxmin()
+            findings.append(declare(
+                f"Pre-trained hidden layers are more anisotropic than the input layer ({name} of the tokens)"
+                if measure == "i_w" else
+                "Beyond the slides: the same with IsoScore, which does not depend on the scale of the vectors",
+                "almost all hidden layers (BERT, a figure)" if measure == "i_w" else "not in the slides", model,
+                f"{name} below the input layer's ({wide.loc[0, 'all']:.3g}) in {int(round(shares['all'] * len(hidden)))} "
+                f"of {len(hidden)} hidden layers ({int(round(halves.min() * len(hidden)))} to "
+                f"{int(round(halves.max() * len(hidden)))} in {len(halves)} random halves of the sentences); "
+                f"lowest {hidden.loc[lowest, 'all']:.3g} at layer {lowest}",
+                verdict, f"reproduced if {name} of the token vectors is below the input layer's in all hidden layers "
+                "but at most one (ours, for the slide's 'almost all'), on every sentence; borderline if a random half "
+                "of the sentences decides otherwise.", kind="test",
+                control="the input layer (layer 0: the same tokens without context)", threshold_ours=True,
+                sampling_unit="random halves of the sentences"))
+    return findings
+
+
+# --------------------------------------------------------------------------- fine-tuning
+
+
+def _learned(accuracies, majority: float) -> Verdict:
+    """Whether fine-tuning learned: mean dev accuracy above the majority class, interval over seeds."""
+    return bootstrap_threshold(np.asarray(accuracies, dtype=float), np.mean, above=majority)
+
+
+def _not_learned_finding(task: str, runs: pd.DataFrame, learned: Verdict, majority: float) -> Finding:
+    """The fine-tuning claims of a task whose runs without the method did not clear the majority class."""
+    (paper_without, _), (paper_with, _) = SLIDES_FINETUNE[task]
+    means = runs.groupby("method").accuracy.mean()
+    spread = ("" if learned.interval is None else
+              f" [95% CI {100 * learned.interval[0]:.1f} to {100 * learned.interval[1]:.1f}]")
+    return not_comparable(
+        f"Fine-tuning on {task.upper()}: accuracy, [CLS] zero-mean, [CLS] I(W)",
+        f"{paper_without} without, {paper_with} with", "training did not learn: the dev accuracy without "
+        "the method does not clear the majority class with the interval of its mean over seeds.",
+        kind="test", model=runs.model.iloc[0],
+        ours=f"{100 * means['without']:.1f}{spread} without, {100 * means['with the method']:.1f} with "
+             f"({runs.seed.nunique()} seeds); majority class {100 * majority:.1f}")
+
+
+def _accuracy_finding(task: str, runs: pd.DataFrame) -> Finding:
+    """Fine-tuned accuracy with the method against without it: the slides' "it does not help"."""
+    (paper_without, _), (paper_with, _) = SLIDES_FINETUNE[task]
+    per_method = runs.groupby("method").accuracy
+    means, spreads = per_method.mean(), per_method.std(ddof=1).fillna(0.0)
+    with_method = runs[runs.method == "with the method"]
+    raw_cls = (f"; the method in training only, raw [CLS] at evaluation: "
+               f"{100 * with_method.accuracy_raw_cls.mean():.1f}" if "accuracy_raw_cls" in runs else "")
+    return declare(
+        f"Fine-tuned {task.upper()} accuracy: the method does not help", f"{paper_without} without, {paper_with} with",
+        runs.model.iloc[0], f"{100 * means['without']:.1f} +- {100 * spreads['without']:.1f} without, "
+                            f"{100 * means['with the method']:.1f} +- {100 * spreads['with the method']:.1f} with "
+                            f"({runs.seed.nunique()} seeds)" + raw_cls,
+        threshold(means["with the method"] - means["without"] - spreads["without"], below=0, inclusive=True),
+        "reproduced if the mean dev accuracy with the method is at most the mean without it plus one standard "
+        "deviation over seeds.", kind="test", control="fine-tuning without the method")
+
+
+def _cls_findings(task: str, model: str, cls: pd.DataFrame) -> list[Finding]:
+    """The [CLS] geometry after fine-tuning: already zero-mean (a test), the method raising I(W) (a check)."""
+    (_, iso_without), (_, iso_with) = SLIDES_FINETUNE[task]
+    # One row per model (and seed of the fine-tuned ones) at the last layer: the mean over seeds is judged.
+    last = cls[(cls.task == task) & ~cls.processed]
+    last = last[last.layer == last.layer.max()].groupby("model")[["mean_ratio", "i_w"]]
+    spread = last.std(ddof=1).fillna(0.0)
+    last = last.mean()
+    pretrained, tuned = last.mean_ratio["pre-trained"], last.mean_ratio["fine-tuned"]
+    zero_mean = declare(
+        f"{task.upper()}: after fine-tuning, [CLS] vectors are already zero-mean", "stated", model,
+        f"||mean|| / mean ||[CLS]|| at the last layer: {pretrained:.2f} pre-trained, {tuned:.2f} "
+        f"+- {spread.mean_ratio['fine-tuned']:.2f} fine-tuned (over seeds)",
+        all_of(threshold(tuned, below=0.25), threshold(tuned - pretrained, below=0)),
+        "reproduced if, at the last layer on dev, the norm of the mean [CLS] vector is below a quarter of the "
+        "mean norm after fine-tuning (0 for a zero-mean cloud, 1 for identical vectors) and below the "
+        "pre-trained model's.", kind="test", control="the pre-trained model's [CLS] vectors",
+        threshold_ours=True)
+    processed = cls[(cls.task == task) & cls.processed & (cls.model == "fine-tuned with the method")].i_w.mean()
+    plain = last.i_w["fine-tuned"]
+    raised = declare(
+        f"{task.upper()}: the method raises the isotropy I(W) of [CLS]", f"{iso_without:.3g} -> {iso_with:.3g}",
+        model, f"{plain:.3g} (fine-tuned) -> {processed:.3g} (processed [CLS] of the model fine-tuned with the "
+               "method; means over seeds)",
+        sign(processed - plain),
+        "passed if I(W) of the last-layer dev [CLS] vectors as the classifier saw them with the method "
+        "exceeds that of the model fine-tuned without it (the method raises I(W) by construction).",
+        kind="check")
+    return [zero_mean, raised]
+
+
+def _finetune_findings(finetuned: pd.DataFrame, cls: pd.DataFrame, majority: dict) -> list[Finding]:
+    """The fine-tuning claims per task: accuracy with and without the method, [CLS] zero-mean, [CLS] I(W).
+
+    A task whose runs without the method do not clear the majority class (with the interval of their
+    mean over seeds) did not learn: its claims are not comparable, whatever the numbers say.
+    """
+    findings = []
+    for task, runs in finetuned.groupby("task", sort=False):
+        learned = _learned(runs[runs.method == "without"].accuracy, majority[task])
+        if not learned.passed or learned.borderline:
+            findings.append(_not_learned_finding(task, runs, learned, majority[task]))
+            continue
+        findings.append(_accuracy_finding(task, runs))
+        findings += _cls_findings(task, runs.model.iloc[0], cls)
+    return findings
+
+
+# --------------------------------------------------------------------------- the record
+
+
+def assess_findings(sts_summary: pd.DataFrame, comparisons: pd.DataFrame, sst2: pd.DataFrame | None = None,
+                    finetuned: pd.DataFrame | None = None, cls: pd.DataFrame | None = None, *,
+                    grid: pd.DataFrame | None = None, scale: pd.DataFrame | None = None,
+                    layers: pd.DataFrame | None = None, majority: dict | None = None) -> list[Finding]:
+    """Decide, claim by claim, whether this run reproduces the slides' table.
+
+    Parameters
+    ----------
+    sts_summary : pandas.DataFrame
+        :func:`method_summary` rows by ``model``, ``dataset`` and ``method``.
+    comparisons : pandas.DataFrame
+        :func:`compare_methods` of the same rows.
+    sst2 : pandas.DataFrame, optional
+        :func:`probe_summary`.
+    finetuned : pandas.DataFrame, optional
+        One row per fine-tuning run: ``task``, ``model``, ``method`` (``without`` or ``with the method``),
+        ``seed``, ``accuracy``. None or empty when the profile does not fine-tune.
+    cls : pandas.DataFrame, optional
+        [CLS] geometry rows (:func:`isolib.studies.rajaee_cluster_isotropy.finetuning.cls_geometry`) with
+        ``task`` and ``model`` (``pre-trained``, ``fine-tuned``, ``fine-tuned with the method``).
+    grid : pandas.DataFrame, optional
+        :func:`grid_summary` on one dataset per model (view).
+    scale : pandas.DataFrame, optional
+        :func:`isolib.studies.rajaee_cluster_isotropy.compute.scale_dependence`.
+    layers : pandas.DataFrame, optional
+        :func:`isolib.studies.rajaee_cluster_isotropy.compute.layer_isotropy` of the pre-trained models, with
+        a column ``model``.
+    majority : dict of str to float, optional
+        Per fine-tuning task, the dev share of its majority class; required with ``finetuned``.
+
+    Returns
+    -------
+    list of Finding
+    """
+    by_dataset = {}
+    for dataset, rows in sts_summary.groupby("dataset", sort=False):
+        by_label = {model: _dataset_findings(model, dataset, summary, comparisons)
+                    for model, summary in rows.groupby("model", sort=False)}
+        by_dataset[DATASETS[dataset][2]] = judge_decoder_views(by_label)
+    findings = _with_tally(combine_corpora(by_dataset), comparisons)
+    if grid is not None:
+        findings += judge_decoder_views({model: [_sweep_finding(points, sts_summary)]
+                                         for model, points in grid.groupby("model", sort=False)})
+    if scale is not None:
+        findings.append(_scale_finding(scale))
+    if layers is not None:
+        findings += judge_decoder_views({model: _layer_findings(rows) for model, rows in
+                                         layers.groupby("model", sort=False)})
+    if sst2 is not None:
+        findings += judge_decoder_views({model: [_sst2_finding(model, rows.set_index("method"))]
+                                         for model, rows in sst2.groupby("model", sort=False)})
+    if finetuned is not None and len(finetuned):
+        if majority is None:
+            raise ValueError("judging fine-tuning runs needs majority: each task's dev share of its majority class.")
+        findings += _finetune_findings(finetuned, cls, majority)
+    else:
+        findings.append(not_comparable("Fine-tuning on RTE and WiC: accuracy, [CLS] zero-mean, [CLS] I(W)",
+                                       "RTE 65.3 without / 62.8 with; WiC 64.04 / 62.1",
+                                       "fine-tuning runs in the full profile only.", kind="test"))
+    return findings
+
+
+def run_notes(run: dict, finetuned: pd.DataFrame | None = None) -> list[str]:
+    """The paragraphs under the title of ``RESULTS.md``: what was run, how a decoder is judged, time and memory.
+
+    Parameters
+    ----------
+    run : dict
+        The notebook's ``run`` evidence: its parameters, ``sst2_train_sentences``, ``wall_minutes`` and
+        ``peak_memory_gib``.
+    finetuned : pandas.DataFrame, optional
+        The fine-tuning runs (the learning rate each task chose).
+    """
+    rates = ", ".join(f"{rate:g}" for rate in run["finetune_learning_rates"])
+    chosen = ("" if finetuned is None else
+              ", ".join(f"{task} {rate:g}" for task, rate in finetuned.groupby("task", sort=False).lr.first().items()))
+    finetuning = (f"{run['finetune_model']} on {', '.join(run['finetune_tasks'])}, {run['finetune_epochs']} epoch(s), "
+                  f"warm-up {run['finetune_warmup']:.0%} of the steps, the learning rate of {rates} best on "
+                  f"{run['finetune_held_out']:.0%} of the training pairs held out (chosen: {chosen}), seeds "
+                  f"{', '.join(map(str, run['finetune_seeds']))}, the method with k = {run['finetune_clusters']}, "
+                  f"n_pc = {run['finetune_n_pc']} per batch." if run["finetune_tasks"] else "not run in this profile.")
+    return [
+        f"Profile `{run['profile']}`: models {', '.join(run['models'])}; datasets "
+        f"{', '.join(DATASETS[d][2] for d in run['datasets'])}; seeds {', '.join(map(str, run['seeds']))} "
+        f"({run['n_init']} initialisation per clustering); SST-2 probe on {run['sst2_train_sentences']} training "
+        "sentences; fine-tuning: " + finetuning,
+        "A decoder's first position (the attention sink): judged in the start-token view when it is run, the paper's "
+        "procedure (the model's name alone) beside it, not counted; views run: "
+        f"{', '.join(run['decoder_views']) or 'none'} (the name with the view in parentheses).",
+        f"Wall time of the notebook: {run['wall_minutes']:.1f} min (embeddings read from the cache when present); "
+        f"peak memory of the kernel: {run['peak_memory_gib']:.1f} GiB.",
+    ]
+
+
+def record(evidence: dict) -> Record:
+    """The study's record, judged from its evidence alone (what ``python -m isolib judge`` calls).
+
+    Parameters
+    ----------
+    evidence : dict
+        As the notebook stores it: ``run``; ``sts_per_seed``, ``sts_similarities`` and ``sts_gold``
+        (:func:`isolib.studies.rajaee_cluster_isotropy.compute.sts_evidence`); ``sweep_per_seed``;
+        ``iw_scale``; ``layer_isotropy``; ``sst2_correct``; and, where fine-tuning ran, ``finetune``,
+        ``cls_geometry`` and ``majority``.
+    """
+    run = evidence["run"]
+    per_seed = evidence["sts_per_seed"]
+    comparisons = compare_methods(per_seed, evidence["sts_similarities"], evidence["sts_gold"],
+                                  random_state=run["random_state"])
+    finetuned = evidence.get("finetune")
+    findings = assess_findings(method_summary(per_seed, by=["model", "dataset", "method"]), comparisons,
+                               probe_summary(evidence["sst2_correct"]), finetuned, evidence.get("cls_geometry"),
+                               grid=grid_summary(evidence["sweep_per_seed"]), scale=evidence["iw_scale"],
+                               layers=evidence["layer_isotropy"], majority=evidence.get("majority"))
+    return Record(TITLE, CITATION, models_run(run["models"]), tuple(run_notes(run, finetuned)), tuple(findings))
