@@ -46,7 +46,7 @@ def stsb_dev_tokens():
 
 def timed_rows(tokens, ids, pairs, seeds, n_jobs: int):
     from isolib.studies.rajaee_cluster_isotropy.compute import evaluate_methods
-    from isolib.studies.rajaee_cluster_isotropy.settings import ENCODER
+    from isolib.studies.rajaee_cluster_isotropy.protocol import ENCODER
 
     started = time.perf_counter()
     rows = evaluate_methods(tokens, ids, pairs, ENCODER, seeds=seeds, n_jobs=n_jobs)
@@ -57,7 +57,7 @@ def run(profile: str) -> dict:
     tokens, ids, pairs = stsb_dev_tokens()
     seeds = SEEDS[profile]
     from isolib.studies.rajaee_cluster_isotropy.compute import evaluate_methods
-    from isolib.studies.rajaee_cluster_isotropy.settings import ENCODER
+    from isolib.studies.rajaee_cluster_isotropy.protocol import ENCODER
 
     for n_jobs in (1, -1):  # warm-up: imports, BLAS buffers, the workers' start
         evaluate_methods(tokens, ids, pairs, ENCODER, methods=["pre-trained", "Mean"], n_jobs=n_jobs)

@@ -106,15 +106,7 @@ from isolib.plotting import interval, panel_grid, replicates, save_figure, save_
 from isolib.project import check_output_dir
 from isolib.runner import peak_memory_gib
 from isolib.studies.rajaee_cluster_isotropy import claims, compute, figures, finetuning
-from isolib.studies.rajaee_cluster_isotropy.settings import (
-    DATASETS,
-    DECODER,
-    ENCODER,
-    MEASURES,
-    METHODS,
-    BatchMethod,
-    FinetuneProtocol,
-)
+from isolib.studies.rajaee_cluster_isotropy.protocol import DATASETS, DECODER, ENCODER, MEASURES, METHODS, BatchMethod, FinetuneProtocol
 from isolib.views import View
 
 started = time.perf_counter()

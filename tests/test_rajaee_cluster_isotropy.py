@@ -38,14 +38,7 @@ from isolib.studies.rajaee_cluster_isotropy.finetuning import (
     learning_rate_share,
     select_learning_rate,
 )
-from isolib.studies.rajaee_cluster_isotropy.settings import (
-    MEASURES,
-    METHODS,
-    PROPOSED,
-    BatchMethod,
-    FinetuneProtocol,
-    Settings,
-)
+from isolib.studies.rajaee_cluster_isotropy.protocol import MEASURES, METHODS, PROPOSED, BatchMethod, FinetuneProtocol, Settings
 
 
 def shifted_mixture(seed=0, n=300, dim=16):
