@@ -94,6 +94,14 @@ def _judge(args) -> int:
     return 0
 
 
+def _new_study(args) -> int:
+    from isolib.scaffold import new_study
+
+    for path in new_study(args.name, args.title or args.name.replace("_", " ").capitalize()):
+        print(f"wrote {path}")
+    return 0
+
+
 def _student(args) -> int:
     from pathlib import Path
 
@@ -195,6 +203,12 @@ def build_parser() -> argparse.ArgumentParser:
     judge.add_argument("--folder", help="judge the evidence in this folder instead (e.g. notebooks/quick_results/NB, "
                                         "the stored quick run's); results.json and RESULTS.md are written there")
     judge.set_defaults(func=_judge)
+
+    new = commands.add_parser("new-study", help="write a new study from the template (docs/new-study/): its package, "
+                              "notebook, profiles and tests, numbered after the last notebook")
+    new.add_argument("name", help="a lower-case identifier, e.g. author_topic")
+    new.add_argument("--title", help="the notebook's title, e.g. 'Author (2025): topic'")
+    new.set_defaults(func=_new_study)
 
     student = commands.add_parser("student", help="write the student copy of a study notebook, as nbgrader's "
                                   "generate_assignment releases it (default build/student/)")
