@@ -27,7 +27,18 @@ def imported_modules(path: Path) -> set[str]:
 
 
 LIBRARY_FILES = sorted(p for p in PACKAGE.rglob("*.py") if STUDIES not in p.parents)
-STUDY_FILES = sorted(p for p in STUDIES.glob("*.py") if p.name != "__init__.py")
+STUDY_FILES = sorted(p for p in STUDIES.rglob("*.py") if p != STUDIES / "__init__.py")
+# Where a study declares its findings: its module, or its package's claims.
+CLAIM_FILES = [p for p in STUDY_FILES if p.parent == STUDIES or p.name == "claims.py"]
+
+
+def study_name(path: Path) -> str:
+    """The study a file of isolib/studies/ belongs to: its module's or its package's name."""
+    return path.relative_to(STUDIES).parts[0].removesuffix(".py")
+
+
+def study_id(path: Path) -> str:
+    return str(path.relative_to(STUDIES).with_suffix(""))
 
 
 def test_there_is_a_library_and_a_study():
@@ -42,23 +53,24 @@ def test_the_library_never_imports_a_study(path):
     assert not studies, f"{path.name} imports {studies}; the library must not depend on a study"
 
 
-@pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", STUDY_FILES, ids=study_id)
 def test_no_study_imports_another(path):
     others = {name for name in imported_modules(path)
-              if name.startswith("isolib.studies.") and not name.startswith(f"isolib.studies.{path.stem}")}
+              if name.startswith("isolib.studies.") and not name.startswith(f"isolib.studies.{study_name(path)}")}
     assert not others, f"{path.name} imports {others}; shared code belongs in the library"
 
 
 @pytest.mark.parametrize("name", sorted(set(runner.notebook_names()) - NOT_STUDIES))
 def test_every_study_notebook_has_its_study_module(name):
     module = name.split("_", 1)[1]
-    assert (STUDIES / f"{module}.py").exists(), f"notebooks/{name}.py needs isolib/studies/{module}.py"
+    assert (STUDIES / f"{module}.py").exists() or (STUDIES / module / "__init__.py").exists(), (
+        f"notebooks/{name}.py needs isolib/studies/{module}/")
     assert f"isolib.studies.{module}" in imported_modules(runner.NOTEBOOK_DIR / f"{name}.py")
 
 
 def test_every_study_module_has_its_notebook():
     notebooks = {name.split("_", 1)[1] for name in runner.notebook_names()}
-    assert {path.stem for path in STUDY_FILES} <= notebooks
+    assert {study_name(path) for path in STUDY_FILES} <= notebooks
 
 
 def test_the_overview_is_generated_from_the_committed_results():
@@ -95,7 +107,7 @@ def _calls(path: Path, names: set[str]):
                 yield node
 
 
-@pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CLAIM_FILES, ids=study_id)
 def test_every_finding_a_study_declares_has_a_kind(path):
     calls = list(_calls(path, {"declare", "not_comparable"}))
     assert calls, f"{path.name} declares no finding"
@@ -103,7 +115,7 @@ def test_every_finding_a_study_declares_has_a_kind(path):
     assert not missing, f"{path.name}: findings declared without a kind (test or check) on lines {missing}"
 
 
-@pytest.mark.parametrize("path", STUDY_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CLAIM_FILES, ids=study_id)
 def test_every_test_a_study_declares_names_its_control(path):
     declared = [call for call in _calls(path, {"declare"})
                 if any(k.arg == "kind" and isinstance(k.value, ast.Constant) and k.value.value == "test"
