@@ -14,6 +14,7 @@ from pathlib import Path
 from isolib import project, runner
 from isolib.errors import ResultsError
 
+
 def validate_committed(notebook: str, folder: str | Path) -> None:
     """Refuse (ResultsError, one sentence naming the file) committed results of ``notebook`` that cannot be read.
 

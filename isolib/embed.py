@@ -141,7 +141,7 @@ class Embeddings:
         The cache entry holding the arrays.
     first_position : {"keep", "start_token", "drop"}
         How the first position was treated (see the module docstring); :func:`embed_views`
-        extracts several views and names them with :func:`view_label`.
+        extracts several views and names them by :attr:`isolib.views.View.label`.
     rows : ndarray of int or None
         Rows of the cached arrays this object holds (None: all); set by ``first_position="drop"``.
     """
@@ -228,17 +228,6 @@ def first_position_norm_ratio(embeddings: Embeddings) -> pd.Series:
     return pd.Series(ratios, name="first_position_norm_ratio").rename_axis("layer")
 
 
-def view_label(model: str, first_position: str) -> str:  # TRANSITION: until every study names views by View
-    """A model's name in one view of its first position: ``smollm2``, ``smollm2 (start token)`` ..."""
-    return View(model, first_position).label
-
-
-def split_view(label: str) -> tuple[str, str]:  # TRANSITION: until every study names views by View
-    """``(model, first_position)`` of a label made by :func:`view_label`."""
-    view = View.parse(label)
-    return view.model, view.first_position
-
-
 def embed_views(model: str | LoadedModel, sentences: Sequence[str], *, views: Sequence[str] = ("start_token",),
                 **options) -> dict[str, Embeddings]:
     """:func:`embed` as the papers did and, for a model whose position 0 is a word (a decoder), in ``views`` too.
@@ -255,16 +244,16 @@ def embed_views(model: str | LoadedModel, sentences: Sequence[str], *, views: Se
     Returns
     -------
     dict of str to Embeddings
-        Keyed by :func:`view_label`: the ``"keep"`` view first, then each of ``views`` for a
+        Keyed by :attr:`isolib.views.View.label`: the ``"keep"`` view first, then each of ``views`` for a
         decoder; an encoder (whose position 0 is [CLS]) has the ``"keep"`` view alone.
     """
     check_views(views)
     kept = embed(model, sentences, **options)
     name = kept.model
-    result = {view_label(name, "keep"): kept}
+    result = {View(name).label: kept}
     if kept.starts_with_content:
         for view in views:
-            result[view_label(name, view)] = embed(model, sentences, first_position=view, **options)
+            result[View(name, view).label] = embed(model, sentences, first_position=view, **options)
     return result
 
 

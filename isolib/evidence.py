@@ -21,11 +21,11 @@ from pathlib import Path
 import pandas as pd
 from pyarrow import ArrowException
 
-from isolib.integrity import MANIFEST, manifest_problem, write_manifest
-from isolib.steps import decode_value, encode_value
 from isolib.errors import IsolibError
 from isolib.findings.record import Record
 from isolib.findings.report import write_pages
+from isolib.integrity import MANIFEST, manifest_problem, write_manifest
+from isolib.steps import decode_value, encode_value
 
 __all__ = ["EVIDENCE_FOLDER", "EvidenceError", "save_evidence", "load_evidence", "judge"]
 

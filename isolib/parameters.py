@@ -17,7 +17,14 @@ from pathlib import Path
 import yaml
 
 from isolib import project, studies
-from isolib.checks import DEEPEST_NESTING, check_bounded, check_choices, check_integers, check_models
+from isolib.checks import (
+    DEEPEST_NESTING,
+    check_bounded,
+    check_choices,
+    check_integers,
+    check_models,
+)
+
 
 @dataclass(frozen=True)
 class Declared:

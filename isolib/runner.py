@@ -51,6 +51,7 @@ from pathlib import Path
 from isolib import project
 from isolib.parameters import parameters
 
+
 @dataclass(frozen=True)
 class RunResult:
     notebook: str
@@ -235,9 +236,8 @@ def store_reference(executed: Path, target: Path) -> None:
     :data:`QUICK_RUN_NOTE_TAG`. The paired ``.py`` is rewritten from the copy, so the pair stays in sync
     (``jupytext --sync`` changes nothing) and holds the note once: runs drop it before executing.
     """
-    import nbformat
-
     import jupytext
+    import nbformat
 
     nb = _cleaned(executed)
     # The pairing lives in jupytext.toml; the copy of it in the notebook's metadata is what `jupytext --sync`

@@ -25,7 +25,13 @@ import numpy as np
 import pandas as pd
 
 from isolib.computation import computation_digest
-from isolib.integrity import cache_root, disk_full_error, is_disk_full, one_sentence_os_errors, set_aside
+from isolib.integrity import (
+    cache_root,
+    disk_full_error,
+    is_disk_full,
+    one_sentence_os_errors,
+    set_aside,
+)
 
 __all__ = ["RESULTS_FOLDER", "memoized", "encode_value", "decode_value"]
 

@@ -108,7 +108,6 @@ random_state: int = 0  # seed of the window draw and of every sample and cluster
 
 # %%
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -117,41 +116,35 @@ import seaborn as sns
 from IPython.display import Markdown, display
 
 from isolib.datasets import load_corpus
-from isolib.embed import embed_views, split_view
-from isolib.findings import count_line, findings_table, models_line, verdicts, write_results
+from isolib.embed import embed_views
+from isolib.evidence import judge, save_evidence
+from isolib.findings import count_line, findings_table, verdicts
 from isolib.models import load_model, load_static
-from isolib.plotting import interval, plot_per_layer, replicates, save_figure, save_table, set_style, show_table
+from isolib.plotting import interval, replicates, save_figure, save_table, set_style, show_table
 from isolib.project import check_output_dir
 from isolib.runner import peak_memory_gib
-from isolib.studies.every_measure import (
-    CHANGES,
-    CITATION,
-    MEASURE_NAMES,
-    MEASURES,
-    ChangeSettings,
-    MeasureOptions,
-    Sample,
-    agreement_table,
-    analysed_tokens,
-    assess_findings,
-    draw_token_samples,
-    library_agreement,
-    measure_spaces,
-    reader_guide,
-    rogue_shares,
-    sensitivity_table,
-    static_sample,
-    strongest_disagreements,
-)
+from isolib.studies.every_measure import claims, compute, figures, guide, sampling, tables
+from isolib.studies.every_measure.settings import LABELS, MEASURE_NAMES
+from isolib.views import View
 from isolib.windows import running_text_windows
 
 started = time.perf_counter()
 set_style()
 check_output_dir(profile, output_dir)
-options = MeasureOptions(baseline_samples=baseline_samples, lid_k=lid_k, lid_queries=lid_queries or None, k_max=k_max,
-                         n_init=n_init, kmeans_fit_size=kmeans_fit_size or None,
-                         silhouette_sample=silhouette_sample or None)
-LABELS = {measure.name: measure.label for measure in MEASURES} | {"log10_iw": "log10 I(W)"}
+options = compute.MeasureOptions(baseline_samples=baseline_samples, lid_k=lid_k, lid_queries=lid_queries or None,
+                                 k_max=k_max, n_init=n_init, kmeans_fit_size=kmeans_fit_size or None,
+                                 silhouette_sample=silhouette_sample or None)
+# The evidence: what the claims judge, stored at the end beside the results. First the parameters they and the
+# results page read; the tables join as they are measured.
+evidence = {"run": {"parameters": {
+    "profile": profile, "models": models, "corpus": corpus, "window_length": window_length,
+    "token_budget": token_budget, "decoder_views": decoder_views, "static_baseline": static_baseline,
+    "n_points": n_points, "n_replicates": n_replicates, "baseline_samples": baseline_samples, "lid_k": lid_k,
+    "lid_queries": lid_queries, "k_max": k_max, "n_init": n_init, "kmeans_fit_size": kmeans_fit_size,
+    "silhouette_sample": silhouette_sample, "abtt_components": abtt_components, "cluster_encoder": cluster_encoder,
+    "cluster_decoder": cluster_decoder, "rogue_dimensions": rogue_dimensions, "scale": scale,
+    "outlier_scale": outlier_scale, "small_n": small_n, "anisotropic_cosine": anisotropic_cosine,
+    "n_resamples": n_resamples, "n_jobs": n_jobs, "random_state": random_state}}}
 
 # %% [markdown]
 # ## The token sample
@@ -170,18 +163,19 @@ for name in models:
                                random_state=random_state)
     views = embed_views(loaded, cut.text.tolist(), views=decoder_views, layers=layers.get(name),
                         max_length=window_length, batch_size=8, dtype=storage_dtype, device=device)
-    tables = {label: analysed_tokens(embedding.tokens) for label, embedding in views.items()}
-    drawn = draw_token_samples(tables, n_points, n_replicates, random_state=random_state)
+    analysed = {label: sampling.analysed_tokens(embedding.tokens) for label, embedding in views.items()}
+    drawn = sampling.draw_token_samples(analysed, n_points, n_replicates, random_state=random_state)
     for label, embedding in views.items():
         embeddings[label], samples[label] = embedding, drawn[label]
-        print(f"{label}: {len(cut)} windows, {len(embedding.tokens):,} tokens, {len(tables[label]):,} word tokens; "
+        print(f"{label}: {len(cut)} windows, {len(embedding.tokens):,} tokens, {len(analysed[label]):,} word tokens; "
               f"samples of {len(drawn[label][0]):,}; layers {list(embedding.layers)}")
     first_tokens = views[name].tokens if first_tokens is None else first_tokens
     del loaded
 static = None
 if static_baseline:
     static = load_static(static_baseline)
-    samples[static_baseline] = static_sample(first_tokens, static.words, n_points, n_replicates, random_state=random_state)
+    samples[static_baseline] = sampling.static_sample(first_tokens, static.words, n_points, n_replicates,
+                                                      random_state=random_state)
     print(f"{static_baseline}: samples of {len(samples[static_baseline][0]):,} words of the same windows")
 
 
@@ -189,21 +183,16 @@ if static_baseline:
 def cell_samples(label, layer):
     """The token samples of one cell, one per replicate, read from the cache when asked for."""
     def read():
-        if label == static_baseline:
-            matrix = static.matrix
-            return [Sample(np.asarray(matrix[drawn.row.to_numpy()], dtype=np.float64), drawn.type.to_numpy(),
-                           drawn.sentence_id.to_numpy(), drawn.position.to_numpy()) for drawn in samples[label]]
-        array = embeddings[label].layer(layer)
-        return [Sample(np.asarray(array[drawn.row.to_numpy()], dtype=np.float64), drawn.type.to_numpy(),
-                       drawn.sentence_id.to_numpy(), drawn.position.to_numpy()) for drawn in samples[label]]
+        vectors = static.matrix if label == static_baseline else embeddings[label].layer(layer)
+        return sampling.token_samples(vectors, samples[label])
     return read
 
 
 cells = []
 for label, embedding in embeddings.items():
-    model, view = split_view(label)
+    view = View.parse(label)
     for layer in embedding.layers:
-        cells.append({"space": label, "model": model, "view": view, "layer": layer})
+        cells.append({"space": label, "model": view.model, "view": view.first_position, "layer": layer})
 if static_baseline:
     cells.append({"space": static_baseline, "model": static_baseline, "view": "static", "layer": 0})
 decoders = {label for label, embedding in embeddings.items() if embedding.starts_with_content}
@@ -216,7 +205,7 @@ print(f"{len(cells)} cells: " + ", ".join(f"{label} ({sum(cell['space'] == label
 # Each cell is measured on each of its `n_replicates` token samples; each sample is then changed
 # in each of the thirteen ways and measured again (next sections). Measures that share a covariance or
 # scatter matrix (IsoScore, effective rank, the two variance shares, I(W)) compute it once per set of
-# points (`isolib.studies.every_measure.Spectrum`); the checks below confirm that this gives what
+# points (`isolib.studies.every_measure.compute.Spectrum`); the checks below confirm that this gives what
 # `isolib.metrics` gives measure by measure. The table shows the mean over token samples.
 
 # %%
@@ -225,21 +214,18 @@ measuring = time.perf_counter()
 
 def cell_settings(cell):
     """The changes of one cell: the cluster-based method as notebook 03 sets it for an encoder or a decoder."""
-    return ChangeSettings(abtt_components=abtt_components,
+    return compute.ChangeSettings(abtt_components=abtt_components,
                           cluster=tuple(cluster_decoder if cell["space"] in decoders else cluster_encoder),
                           rogue_dimensions=tuple(rogue_dimensions), scale=scale, outlier_scale=outlier_scale,
                           small_n=small_n)
 
 
-by_replicate, changed = measure_spaces(((cell, cell_samples(cell["space"], cell["layer"]), cell_settings(cell))
+by_replicate, changed = compute.measure_spaces(((cell, cell_samples(cell["space"], cell["layer"]), cell_settings(cell))
                                         for cell in cells), options, cell_settings(cells[0]),
                                        n_replicates=n_replicates, random_state=random_state, n_jobs=n_jobs)
 measuring_minutes = (time.perf_counter() - measuring) / 60
-keys, numbers = ["space", "model", "view", "layer"], [*MEASURE_NAMES, "log10_iw"]
-per_cell = by_replicate.groupby(keys, sort=False)
-measures = per_cell[numbers].mean().reset_index()
-measures = measures.merge(per_cell[numbers].std().add_suffix("_std").reset_index(), on=keys)
-measures = measures.merge(per_cell[["dim", "n_points"]].first().reset_index(), on=keys)
+evidence |= {"measures_by_replicate": by_replicate, "changed": changed}
+measures, numbers = tables.cell_table(by_replicate), [*MEASURE_NAMES, "log10_iw"]
 # On another machine a number may move within the spread of its cell's token samples (and of the changes'
 # own random draws: a clustering, a rotation); a wall time differs on every run and is not compared.
 save_table(measures, output_dir, "measures", digits=4,
@@ -255,24 +241,9 @@ show_table(measures[["space", "layer", *MEASURE_NAMES, "log10_iw", "dim", "n_poi
 
 # %%
 spaces = [label for label in dict.fromkeys(measures.space) if label != static_baseline]
-contextual = measures[measures.space.isin(spaces)].assign(
-    view=lambda table: table.view.map({"keep": "as the papers", "start_token": "start token", "drop": "position 0 dropped"}),
-    model=lambda table: table.model)
-fig, axes = plt.subplots(3, 4, figsize=(16, 11.5), constrained_layout=True)
-for ax, measure in zip(axes.flat, MEASURES):
-    column = "log10_iw" if measure.name == "iw" else measure.name
-    plot_per_layer(contextual, column, ax=ax, model="model", style="view")
-    ax.set_ylabel("log10 I(W)" if measure.name == "iw" else "")
-    if static_baseline:
-        ax.axhline(measures.loc[measures.space == static_baseline, column].iloc[0], color="black", ls=":", lw=1.2,
-                   label=f"{static_baseline} (static)")
-    ax.set_title(f"{measure.label}\n({'higher' if measure.isotropic == 'high' else 'lower'} is more isotropic)",
-                 fontsize="medium")
-    ax.set_xlabel("relative depth" if ax in axes[-1] else "")
-    ax.get_legend().remove()
-handles, labels = axes.flat[0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 7), fontsize="small")
-fig.suptitle(f"Every measure on the same tokens of {corpus} ({n_points:,} per sample, mean over {n_replicates} samples)")
+fig = figures.measures_figure(measures, spaces=spaces, static_baseline=static_baseline,
+                              title=f"Every measure on the same tokens of {corpus} ({n_points:,} per sample, mean over "
+                                    f"{n_replicates} samples)")
 save_figure(fig, output_dir, "fig_measures")
 plt.show()
 
@@ -286,7 +257,7 @@ plt.show()
 # A tau of 1: the two rank the cells alike; 0: unrelated; −1: in opposite orders.
 
 # %%
-agreement = agreement_table(by_replicate, n_resamples=n_resamples, random_state=random_state)
+agreement = tables.agreement_table(by_replicate, n_resamples=n_resamples, random_state=random_state)
 save_table(agreement, output_dir, "agreement", tolerance={name: interval("low", "high") for name in ("tau", "low", "high")})
 matrix = agreement.pivot(index="measure", columns="other", values="tau").loc[list(MEASURE_NAMES), list(MEASURE_NAMES)]
 fig, ax = plt.subplots(figsize=(10, 8.5))
@@ -306,12 +277,11 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-library_difference = library_agreement(cell_samples(cells[0]["space"], cells[0]["layer"])()[0])
-rogue = rogue_shares([(cell, cell_samples(cell["space"], cell["layer"])()[0]) for cell in cells],
-                         n_resamples=n_resamples, random_state=random_state)
-findings = assess_findings(by_replicate, changed, rogue, anisotropic_cosine=anisotropic_cosine,
-                           library_difference=library_difference, n_points=n_points, n_replicates=n_replicates,
-                           n_resamples=n_resamples)
+evidence["library_agreement"] = compute.library_agreement(cell_samples(cells[0]["space"], cells[0]["layer"])()[0])
+evidence["rogue_shares"], evidence["rogue_resamples"] = compute.rogue_shares(
+    [(cell, cell_samples(cell["space"], cell["layer"])()[0]) for cell in cells], n_resamples=n_resamples,
+    random_state=random_state)
+findings = claims.findings(evidence)
 print(verdicts(findings, ["IsoScore and", "Some pair"], values=False))
 
 # %% [markdown]
@@ -335,24 +305,11 @@ print(verdicts(findings, ["IsoScore and", "Some pair"], values=False))
 # confirms that this leaves out the whitened samples and no other.
 
 # %%
-sensitivity = sensitivity_table(by_replicate, changed, n_resamples=n_resamples, random_state=random_state)
+sensitivity = tables.sensitivity_table(by_replicate, changed, n_resamples=n_resamples, random_state=random_state)
 # A median may move by half its own interval over cells, on the isotropy scale and in the measure's units.
 save_table(sensitivity, output_dir, "sensitivity", tolerance={name: interval("low", "high") for name in ("median", "low", "high")}
            | {name: interval("raw_low", "raw_high") for name in ("raw_median", "raw_low", "raw_high")})
-medians = sensitivity.pivot(index="measure", columns="change", values="median").loc[list(MEASURE_NAMES), list(CHANGES)]
-marks = sensitivity.pivot(index="measure", columns="change", values="direction").loc[list(MEASURE_NAMES), list(CHANGES)]
-text = medians.map(lambda value: "" if pd.isna(value) else f"{value:+.2f}")
-text = text.where(marks != "unchanged", "0").where(marks != "either way", text + "?").where(medians.notna(), "n/a")
-fig, ax = plt.subplots(figsize=(15, 7.5))
-sns.heatmap(medians.rename(index=LABELS, columns=CHANGES), annot=text.to_numpy(), fmt="", cmap="vlag", center=0,
-            vmin=-0.6, vmax=0.6, annot_kws={"fontsize": 8}, cbar_kws={"label": "median change on the isotropy scale"},
-            linewidths=0.5, ax=ax)
-ax.grid(False)  # a blank cell stays blank
-ax.set_xticklabels(ax.get_xticklabels(), rotation=35, ha="right")
-ax.set_xlabel("")
-ax.set_ylabel("")
-ax.set_title("What moves each measure (red: towards isotropy, blue: away; 0: unchanged; ?: the interval over cells "
-             "holds 0; blank: does not apply, or undefined)", fontsize="medium")
+fig = figures.sensitivity_figure(sensitivity)
 save_figure(fig, output_dir, "fig_sensitivity")
 plt.show()
 
@@ -380,38 +337,11 @@ print(verdicts(findings, ["IsoScore is unchanged", "The average cosine is unchan
 # 3 coordinates by variance.
 
 # %%
+rogue = tables.rogue_table(evidence["rogue_shares"], evidence["rogue_resamples"])
 save_table(rogue, output_dir, "rogue", tolerance={name: interval("top_share_low", "top_share_high")
                                                  for name in ("top_share", "top_share_low", "top_share_high")})
-fig, (left, right) = plt.subplots(1, 2, figsize=(14, 4.5), constrained_layout=True)
-curves = rogue[rogue.space.isin(spaces)]
-for label, group in curves.groupby("space", sort=False):
-    depth = group.layer / group.layer.max()
-    line, = left.plot(depth, group.top_share, marker="o", label=label)
-    left.fill_between(depth, group.top_share_low, group.top_share_high, color=line.get_color(), alpha=0.2)
-    left.plot(depth, group.rotated_share, ls="--", color=line.get_color(), label=f"{label}, randomly rotated")
-if static_baseline:
-    glove = rogue[rogue.space == static_baseline].iloc[0]
-    left.axhline(glove.top_share, color="black", ls=":", label=f"{static_baseline}")
-left.axhline(0.5, color="grey", lw=0.8)
-left.set_xlabel("relative depth (layer / last layer)")
-left.set_ylabel("share of the average cosine")
-left.set_title("carried by the top 3 coordinates")
-left.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(0, -0.15), ncol=2)
-before_after = changed[changed.change.isin(["centre", "standardise", "drop_top_3"])].pivot_table(
-    index=["space", "layer"], columns="change", values="average_cosine")
-raw = by_replicate.groupby(["space", "layer"]).average_cosine.mean()
-for label in spaces:
-    depth = raw[label].index / raw[label].index.max()
-    line, = right.plot(depth, raw[label], marker="o", label=f"{label}: raw")
-    right.plot(depth, before_after.loc[label, "drop_top_3"], ls="--", color=line.get_color(),
-               label=f"{label}: top 3 coordinates removed")
-    right.plot(depth, before_after.loc[label, "standardise"], ls=":", marker="x", color=line.get_color(),
-               label=f"{label}: standardised")
-right.axhline(anisotropic_cosine, color="grey", lw=0.8)
-right.set_xlabel("relative depth (layer / last layer)")
-right.set_ylabel("average cosine")
-right.set_title(f"the average cosine (grey: {anisotropic_cosine}, anisotropic above)")
-right.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(0, -0.15), ncol=2)
+fig = figures.rogue_figure(rogue, by_replicate, changed, spaces=spaces, static_baseline=static_baseline,
+                           anisotropic_cosine=anisotropic_cosine)
 save_figure(fig, output_dir, "fig_rogue")
 plt.show()
 
@@ -424,7 +354,7 @@ print(verdicts(findings, ["3 rogue coordinates", "Standardisation removes"], val
 #
 # `RESULTS.md` in the output folder lists each claim beside this run's number, marked *reproduced*,
 # *borderline*, *not reproduced* or *not comparable* by the rule on its line (declared in
-# `isolib.studies.every_measure`, judged by `isolib.findings`). Claims about one space are judged per
+# `isolib.studies.every_measure.claims`, judged by `isolib.findings`). Claims about one space are judged per
 # model, a decoder in its start-token view with the papers' procedure beside it; claims about the
 # measures' agreement over all cells. Every threshold is ours: neither paper states one.
 
@@ -432,29 +362,13 @@ print(verdicts(findings, ["3 rogue coordinates", "Standardisation removes"], val
 # NBVAL_CHECK_OUTPUT
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
-notes = [
-    f"Profile `{profile}`: models {', '.join(models)}; {corpus} (train) in windows of {window_length} tokens, about "
-    f"{token_budget or 'all'} tokens per model (notebook 02's windows and cache entries); {n_replicates} samples of "
-    f"{n_points:,} word tokens per cell; static vectors: {static_baseline or 'none'}.",
-    f"Measures: baselines on {baseline_samples:,} tokens; LID k = {lid_k} over {lid_queries or 'all'} queries; "
-    f"k-means k = 2-{k_max}, {n_init} restart(s), fitted on {kmeans_fit_size or 'all'} points, silhouette on "
-    f"{silhouette_sample or 'all'}. Changes: ABTT {abtt_components} directions; cluster-based k and directions "
-    f"{cluster_encoder} (encoders), {cluster_decoder} (decoders); top {', '.join(map(str, rogue_dimensions))} "
-    f"coordinates removed; scaling x{scale}; outlier at {outlier_scale} median distances; {small_n} points.",
-    "A decoder is judged in its start-token view; the papers' procedure (the model's name alone, the attention sink "
-    f"kept) is shown beside it, not counted (views run: {', '.join(decoder_views) or 'none'}). Layers: 0 is the input "
-    "embedding layer.",
-    f"Wall time of the notebook: {elapsed_minutes:.1f} min, of which {measuring_minutes:.1f} min measuring "
-    f"{len(by_replicate) + len(changed)} point sets, {n_jobs if n_jobs > 0 else 'one per core'} at a time on one "
-    f"thread each (embeddings read from the cache when present); peak memory of the kernel: {peak_gib:.1f} GiB.",
-]
-results = write_results(findings, Path(output_dir) / "RESULTS.md",
-                        title="Every measure on one embedding space: results of this run", citation=CITATION,
-                        models=models_line(dict.fromkeys(cell["model"] for cell in cells)), notes=notes)
-print(count_line(findings))
+evidence["run"] |= {"elapsed_minutes": elapsed_minutes, "measuring_minutes": measuring_minutes, "peak_gib": peak_gib}
+save_evidence(output_dir, evidence)
+record = judge(output_dir, claims.record)
+print(count_line(record.findings))
 
 # %%
-show_table(findings_table(findings).drop(columns="rule"))
+show_table(findings_table(record.findings).drop(columns="rule"))
 
 # %% [markdown]
 # ## A reader's answer: which measure for which question
@@ -464,12 +378,12 @@ show_table(findings_table(findings).drop(columns="rule"))
 # the controlled changes fits it.
 
 # %%
-disagreements = strongest_disagreements(agreement, sensitivity)
+disagreements = guide.strongest_disagreements(agreement, sensitivity)
 show_table(disagreements.assign(measure=disagreements.measure.map(LABELS), other=disagreements.other.map(LABELS)),
            digits=2)
 
 # %%
-display(Markdown("\n".join(reader_guide(sensitivity, agreement))))
+display(Markdown("\n".join(guide.reader_guide(sensitivity, agreement))))
 
 # %%
 print("Kendall tau over the cells (oriented to isotropy):")

@@ -17,12 +17,11 @@ from isolib.embed import (
     embed_views,
     first_position_norm_ratio,
     is_punctuation,
-    split_view,
     token_table,
     unit_text,
-    view_label,
 )
 from isolib.errors import ModelError
+from isolib.views import View
 
 pytestmark = pytest.mark.models
 
@@ -110,10 +109,13 @@ def test_views_are_extracted_for_a_decoder_only(minilm, smollm2, cache_dir):
     assert list(encoder) == ["minilm"]
     with pytest.raises(ValueError, match="views must be among"):
         embed_views(minilm, SENTENCES[:2], views=["keep"])
-    assert view_label("smollm2", "drop") == "smollm2 (position 0 dropped)"
-    assert split_view("smollm2 (position 0 dropped)") == ("smollm2", "drop")
-    assert split_view("smollm2 (start token)") == ("smollm2", "start_token")
-    assert split_view("minilm") == ("minilm", "keep")
+    assert View("smollm2", "drop").label == "smollm2 (position 0 dropped)"
+    assert View.parse("smollm2 (position 0 dropped)") == View("smollm2", "drop")
+    assert View.parse("smollm2 (start token)") == View("smollm2", "start_token")
+    assert View.parse("minilm") == View("minilm")
+    assert View.parse("minilm (symbols kept)") == View("minilm", symbols_kept=True)
+    assert all(View.parse(view.label) == view for view in (View("a/b-c", position, kept) for position in
+                                                            ("keep", "start_token", "drop") for kept in (False, True)))
 
 
 def test_an_encoder_already_starts_with_a_special_token(minilm, cache_dir):

@@ -42,7 +42,11 @@ not comparable
     reference number), a value is NaN, or there are too few layers for a trend.
 """
 
-from isolib.findings.intervals import bootstrap_threshold, compare_correlations, compare_with_control
+from isolib.findings.intervals import (
+    bootstrap_threshold,
+    compare_correlations,
+    compare_with_control,
+)
 from isolib.findings.record import (
     CHECK_STATUSES,
     KIND_MEANINGS,
@@ -60,7 +64,12 @@ from isolib.findings.record import (
     read_record,
     write_record,
 )
-from isolib.findings.reference import PaperModel, compare_reference, models_line, paper_counterpart
+from isolib.findings.reference import (
+    PaperModel,
+    compare_reference,
+    models_line,
+    paper_counterpart,
+)
 from isolib.findings.report import (
     count_line,
     findings_table,
@@ -71,7 +80,16 @@ from isolib.findings.report import (
     write_pages,
     write_results,
 )
-from isolib.findings.rules import Verdict, all_of, sign, spearman, threshold, threshold_range, trend, within
+from isolib.findings.rules import (
+    Verdict,
+    all_of,
+    sign,
+    spearman,
+    threshold,
+    threshold_range,
+    trend,
+    within,
+)
 
 __all__ = [
     "KINDS", "KIND_MEANINGS", "STATUSES", "CHECK_STATUSES", "STATUS_MEANINGS", "RECORD_FILE",

@@ -34,13 +34,9 @@ def package_name(notebook: str) -> str:
     return f"{__name__}.{notebook.split('_', 1)[-1]}"
 
 
-def _is_module(notebook: str) -> bool:  # TRANSITION: a study not yet split into a package
-    return (Path(__file__).parent / f"{notebook.split('_', 1)[-1]}.py").is_file()
-
-
 def is_study(notebook: str) -> bool:
     """Whether ``notebook`` has a study package (``00_quickstart`` has none: it judges no claim)."""
-    return (Path(__file__).parent / notebook.split("_", 1)[-1] / "__init__.py").is_file() or _is_module(notebook)
+    return (Path(__file__).parent / notebook.split("_", 1)[-1] / "__init__.py").is_file()
 
 
 def part(notebook: str, name: str) -> ModuleType:
@@ -49,6 +45,4 @@ def part(notebook: str, name: str) -> ModuleType:
         raise ValueError(f"A study has no part {name!r}; its parts are {', '.join(PARTS)}.")
     if not is_study(notebook):
         raise ValueError(f"{notebook} is not a study: it has no package under isolib/studies/.")
-    if _is_module(notebook):
-        return importlib.import_module(package_name(notebook))
     return importlib.import_module(f"{package_name(notebook)}.{name}")

@@ -17,10 +17,14 @@ from joblib import Parallel, delayed
 from sklearn.decomposition import PCA
 
 from isolib._checks import rng
-from isolib.steps import memoized
 from isolib.embed import Embeddings, is_punctuation, unit_text
 from isolib.metrics import lid_mle, silhouette
-from isolib.studies.cai_clusters_manifolds.measures import CLUSTER_COLUMNS, layer_geometry, one_instance_per_type
+from isolib.steps import memoized
+from isolib.studies.cai_clusters_manifolds.measures import (
+    CLUSTER_COLUMNS,
+    layer_geometry,
+    one_instance_per_type,
+)
 from isolib.views import View
 from isolib.windows import placeholder_mask
 

@@ -10,7 +10,14 @@ import numpy as np
 import pandas as pd
 
 from isolib._checks import rng
-from isolib.metrics import KMeansSelection, centre_per_cluster, lid_mle, s_inter, s_intra, select_kmeans
+from isolib.metrics import (
+    KMeansSelection,
+    centre_per_cluster,
+    lid_mle,
+    s_inter,
+    s_intra,
+    select_kmeans,
+)
 
 __all__ = [
     "CLUSTER_COLUMNS",

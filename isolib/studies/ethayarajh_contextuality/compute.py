@@ -33,15 +33,26 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from isolib import datasets
 from isolib._blas import one_blas_thread
-from isolib.integrity import remove_entry
-from isolib.steps import memoized
 from isolib.embed import check_views, embed, first_position_norm_ratio
 from isolib.evaluation import WordVectors
-from isolib.metrics import anisotropy_baseline, intra_similarity, mev, mev_baseline, self_similarity
-from isolib.integrity import cache_root
+from isolib.integrity import cache_root, remove_entry
+from isolib.metrics import (
+    anisotropy_baseline,
+    intra_similarity,
+    mev,
+    mev_baseline,
+    self_similarity,
+)
 from isolib.models import fingerprint
-from isolib.studies.ethayarajh_contextuality.occurrences import OccurrenceIndex, occurrence_index, word_blocks
-from isolib.studies.ethayarajh_contextuality.static_vectors import static_embedding_table
+from isolib.steps import memoized
+from isolib.studies.ethayarajh_contextuality.occurrences import (
+    OccurrenceIndex,
+    occurrence_index,
+    word_blocks,
+)
+from isolib.studies.ethayarajh_contextuality.static_vectors import (
+    static_embedding_table,
+)
 from isolib.views import View
 
 __all__ = [

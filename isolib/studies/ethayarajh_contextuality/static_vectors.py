@@ -19,9 +19,18 @@ import scipy.linalg
 from isolib import datasets
 from isolib._blas import one_blas_thread
 from isolib._checks import as_points
-from isolib.evaluation import WordVectors, analogy_accuracy, categorization_purity, word_similarity
+from isolib.evaluation import (
+    WordVectors,
+    analogy_accuracy,
+    categorization_purity,
+    word_similarity,
+)
 from isolib.models import resolve_layers
-from isolib.studies.ethayarajh_contextuality.occurrences import OccurrenceIndex, is_uncased, word_blocks
+from isolib.studies.ethayarajh_contextuality.occurrences import (
+    OccurrenceIndex,
+    is_uncased,
+    word_blocks,
+)
 
 __all__ = ["first_principal_direction", "pc_static_vectors", "restricted_to", "BENCHMARKS", "word_benchmarks",
            "static_embedding_table", "table1_wide"]

@@ -44,7 +44,16 @@ from isolib.findings import (
     within,
 )
 from isolib.studies.rajaee_cluster_isotropy.protocol import DATASETS, MEASURES, PROPOSED
-from isolib.studies.rajaee_cluster_isotropy.settings import AUTHORS_NOTEBOOK_STSB_DEV, CITATION, SLIDES_FINETUNE, SLIDES_ISOTROPY, SLIDES_ISOTROPY_STSB, SLIDES_SIX_ROWS, SLIDES_SPEARMAN, SLIDES_SST2
+from isolib.studies.rajaee_cluster_isotropy.settings import (
+    AUTHORS_NOTEBOOK_STSB_DEV,
+    CITATION,
+    SLIDES_FINETUNE,
+    SLIDES_ISOTROPY,
+    SLIDES_ISOTROPY_STSB,
+    SLIDES_SIX_ROWS,
+    SLIDES_SPEARMAN,
+    SLIDES_SST2,
+)
 from isolib.views import View
 
 __all__ = ["TITLE", "PAPER_MODELS", "STAND_INS", "COMPARISONS", "method_summary", "compare_methods", "grid_summary",

@@ -45,10 +45,17 @@ from sklearn.linear_model import LogisticRegression
 
 from isolib import datasets
 from isolib._checks import check_int
-from isolib.steps import memoized
 from isolib.evaluation import mean_pool, sts_correlation
 from isolib.metrics import isoscore, partition_isotropy
-from isolib.studies.rajaee_cluster_isotropy.protocol import DATASETS, GMM_FIT_SIZE, METHODS, PROPOSED, STOCHASTIC_METHODS, Settings
+from isolib.steps import memoized
+from isolib.studies.rajaee_cluster_isotropy.protocol import (
+    DATASETS,
+    GMM_FIT_SIZE,
+    METHODS,
+    PROPOSED,
+    STOCHASTIC_METHODS,
+    Settings,
+)
 from isolib.transforms import ClusterIsotropy, abtt, centre
 
 __all__ = ["PairedSentences", "sentence_pairs", "analysed_tokens", "transform_tokens", "subset_mean_spearman",

@@ -20,9 +20,14 @@ import numpy as np
 import pandas as pd
 
 from isolib import datasets
-from isolib.steps import memoized
 from isolib.metrics import isoscore, partition_isotropy
-from isolib.studies.rajaee_cluster_isotropy.protocol import FINETUNE_TASKS, HELD_OUT_SEED, BatchMethod, FinetuneProtocol
+from isolib.steps import memoized
+from isolib.studies.rajaee_cluster_isotropy.protocol import (
+    FINETUNE_TASKS,
+    HELD_OUT_SEED,
+    BatchMethod,
+    FinetuneProtocol,
+)
 from isolib.transforms import ClusterIsotropy
 
 __all__ = ["finetune_texts", "majority_share", "isotropise_batch", "learning_rate_share", "finetune", "cls_geometry",

@@ -8,7 +8,11 @@ steps never depend on this module. :func:`check_parameters` refuses a run's para
 from __future__ import annotations
 
 from isolib.checks import check_choices, check_integers, check_models
-from isolib.studies.rajaee_cluster_isotropy.protocol import DATASETS, FINETUNE_TASKS, PROPOSED
+from isolib.studies.rajaee_cluster_isotropy.protocol import (
+    DATASETS,
+    FINETUNE_TASKS,
+    PROPOSED,
+)
 
 __all__ = ["CITATION", "SLIDES_SPEARMAN", "SLIDES_ISOTROPY_STSB", "SLIDES_ISOTROPY", "SLIDES_SIX_ROWS",
            "AUTHORS_NOTEBOOK_STSB_DEV", "SLIDES_SST2", "SLIDES_FINETUNE", "check_parameters"]
