@@ -105,8 +105,9 @@ from isolib.models import load_model
 from isolib.plotting import interval, panel_grid, replicates, save_figure, save_table, set_style, show_table
 from isolib.project import check_output_dir
 from isolib.runner import peak_memory_gib
-from isolib.studies.rajaee_cluster_isotropy import claims, compute, figures, finetuning
-from isolib.studies.rajaee_cluster_isotropy.protocol import DATASETS, DECODER, ENCODER, MEASURES, METHODS, BatchMethod, FinetuneProtocol
+from isolib.studies.rajaee_cluster_isotropy import claims, compute, figures, finetuning, summaries
+from isolib.studies.rajaee_cluster_isotropy.protocol import (DATASETS, DECODER, ENCODER, MEASURES, METHODS, BatchMethod,
+                                                            FinetuneProtocol)
 from isolib.views import View
 
 started = time.perf_counter()
@@ -155,7 +156,7 @@ for (label, dataset), (vectors, ids) in tokens.items():
 # Each row's scores, and each pair's cosine per row: what the paired comparisons below resample.
 evidence.update(compute.sts_evidence(pd.concat(results, ignore_index=True), pairs))
 per_seed = evidence["sts_per_seed"]
-sts_summary = claims.method_summary(per_seed, by=["model", "dataset", "method"])
+sts_summary = summaries.method_summary(per_seed, by=["model", "dataset", "method"])
 # The k-means and GMM rows move between CPUs (another kernel's rounding can change a clustering): each
 # table declares how far, from its own spread over seeds or its interval, for check-figures.
 save_table(per_seed, output_dir, "sts_per_seed",
@@ -175,12 +176,12 @@ sts_summary.assign(dataset=sts_summary.dataset.map(lambda key: DATASETS[key][2])
 #
 # A difference of mean Spearman says little until it is set against the noise of the test pairs and
 # of the clustering seeds. Each comparison below is paired (both methods on the same pairs) and its
-# 95% interval comes from resampling the pairs, crossed with the seeds (`claims.compare_methods`): the
+# 95% interval comes from resampling the pairs, crossed with the seeds (`summaries.compare_methods`): the
 # proposed method against the pre-trained vectors and against the best of the other five rows, and
 # the slides' two other contrasts (Mean + PCA against pre-trained, K-means + Mean against Mean).
 
 # %%
-comparisons = claims.compare_methods(per_seed, evidence["sts_similarities"], evidence["sts_gold"],
+comparisons = summaries.compare_methods(per_seed, evidence["sts_similarities"], evidence["sts_gold"],
                                      random_state=random_state)
 save_table(comparisons, output_dir, "sts_comparisons",
            tolerance=dict.fromkeys(["spearman", "control_spearman", "difference", "low", "high"], interval("low", "high")))
@@ -310,7 +311,7 @@ for label in labels:
                                seeds=sweep_seeds, n_init=n_init, n_jobs=n_jobs, resume=True)
                  .assign(model=label, dataset=sweep_on, paper_k=paper.n_clusters, paper_n_pc=paper.n_pc))
 evidence["sweep_per_seed"] = pd.concat(grids, ignore_index=True)  # every point once per seed
-grid = claims.grid_summary(evidence["sweep_per_seed"])
+grid = summaries.grid_summary(evidence["sweep_per_seed"])
 save_table(grid, output_dir, "sweep", tolerance=dict.fromkeys(["spearman", "spearman_std"], "spearman_std"))
 fig = figures.sweep_figure(grid, DATASETS[sweep_on][2])
 save_figure(fig, output_dir, "fig_sweep")
@@ -328,7 +329,7 @@ print(verdicts(claims.assess_findings(sts_summary, comparisons, grid=grid), ["Be
 # training sentences and scored on the 872 dev sentences. With the method, it is fitted on the
 # *training* tokens only, and the dev tokens are assigned to the training clusters and processed with
 # the training means and directions: the dev set is never seen. Mean ± std over the clustering seeds,
-# and the difference with its 95% interval over dev sentences crossed with seeds (`claims.probe_summary`).
+# and the difference with its 95% interval over dev sentences crossed with seeds (`summaries.probe_summary`).
 #
 # With the method, the accuracy of one seed moves by up to a point from one machine to another: the
 # float16 embeddings differ in their last bit between CPU instruction sets (0.4% of the values, AVX-512
@@ -355,7 +356,7 @@ for name in models:
         sst2_runs.append(runs.assign(model=label))
 # Which dev sentences each probe got right, per seed: what the paired interval resamples.
 evidence["sst2_correct"] = compute.probe_evidence(pd.concat(sst2_runs, ignore_index=True))
-sst2 = claims.probe_summary(evidence["sst2_correct"])
+sst2 = summaries.probe_summary(evidence["sst2_correct"])
 save_table(sst2, output_dir, "sst2", tolerance={"accuracy": "accuracy_std", "accuracy_std": "accuracy_std",
                                                  **dict.fromkeys(["difference", "low", "high"], interval("low", "high"))})
 sst2.round(4)

@@ -457,7 +457,8 @@ def test_the_stored_layers_are_keyed_by_the_computation_alone():
     judging = set(computation_modules(["isolib.studies.cai_clusters_manifolds.claims"]))
     assert "isolib.studies.cai_clusters_manifolds.settings" in judging
     study = "isolib.studies.cai_clusters_manifolds"
-    assert not judging & {f"{study}.compute", f"{study}.measures", "isolib.embed", "isolib.models", "isolib.metrics"}
+    # (isolib.models is reached for the names of the offline models the parameter check accepts, never a model.)
+    assert not judging & {f"{study}.compute", f"{study}.measures", "isolib.embed", "isolib.metrics", "isolib.steps"}
 
 
 def test_a_plot_of_views_groups_each_model_and_names_its_view():

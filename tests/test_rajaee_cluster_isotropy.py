@@ -10,14 +10,7 @@ from scipy import stats
 from isolib import datasets
 from isolib.findings import STATUSES, compare_correlations
 from isolib.studies.rajaee_cluster_isotropy import claims, compute, finetuning
-from isolib.studies.rajaee_cluster_isotropy.claims import (
-    COMPARISONS,
-    assess_findings,
-    compare_methods,
-    grid_summary,
-    method_summary,
-    probe_summary,
-)
+from isolib.studies.rajaee_cluster_isotropy.claims import assess_findings
 from isolib.studies.rajaee_cluster_isotropy.compute import (
     PairedSentences,
     evaluate_methods,
@@ -38,7 +31,15 @@ from isolib.studies.rajaee_cluster_isotropy.finetuning import (
     learning_rate_share,
     select_learning_rate,
 )
-from isolib.studies.rajaee_cluster_isotropy.protocol import MEASURES, METHODS, PROPOSED, BatchMethod, FinetuneProtocol, Settings
+from isolib.studies.rajaee_cluster_isotropy.protocol import (MEASURES, METHODS, PROPOSED, BatchMethod, FinetuneProtocol,
+                                                            Settings)
+from isolib.studies.rajaee_cluster_isotropy.summaries import (
+    COMPARISONS,
+    compare_methods,
+    grid_summary,
+    method_summary,
+    probe_summary,
+)
 
 
 def shifted_mixture(seed=0, n=300, dim=16):

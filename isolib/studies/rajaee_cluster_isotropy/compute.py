@@ -266,7 +266,7 @@ def sweep(tokens, sentence_ids, pairs: PairedSentences, cluster_counts: Sequence
     -------
     pandas.DataFrame, one row per grid point and seed (points in the grid's order, seeds within each)
         ``n_clusters``, ``n_pc``, ``seed``, ``spearman``; averaged over seeds by
-        :func:`isolib.studies.rajaee_cluster_isotropy.claims.grid_summary`.
+        :func:`isolib.studies.rajaee_cluster_isotropy.summaries.grid_summary`.
     """
     points = np.asarray(tokens, dtype=np.float32)
     ids = np.asarray(sentence_ids)

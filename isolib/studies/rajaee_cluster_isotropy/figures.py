@@ -23,7 +23,7 @@ def comparisons_figure(compared: pd.DataFrame):
     Parameters
     ----------
     compared : pandas.DataFrame
-        :func:`isolib.studies.rajaee_cluster_isotropy.claims.compare_methods`, datasets by their labels.
+        :func:`isolib.studies.rajaee_cluster_isotropy.summaries.compare_methods`, datasets by their labels.
     """
     shown = compared[compared.comparison.isin(["proposed vs pre-trained", "proposed vs best other"])]
     fig, axes = plt.subplots(1, 2, figsize=(12, 0.35 * shown.groupby("comparison").size().max() + 1.8), sharey=True,
@@ -73,7 +73,7 @@ def sweep_figure(grid: pd.DataFrame, dataset_label: str):
     Parameters
     ----------
     grid : pandas.DataFrame
-        :func:`isolib.studies.rajaee_cluster_isotropy.claims.grid_summary`.
+        :func:`isolib.studies.rajaee_cluster_isotropy.summaries.grid_summary`.
     dataset_label : str
         The grid's dataset as the slides name it.
     """

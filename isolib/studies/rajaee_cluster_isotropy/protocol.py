@@ -19,7 +19,7 @@ PROPOSED = "K-means + Mean + PCA"
 # The Gaussian mixture is fitted on this many random token vectors (EM on every token of a dataset takes
 # minutes); k-means, as in the authors' code, on all of them.
 GMM_FIT_SIZE = 10_000
-# The scores of a row (compute.evaluate_methods), each averaged over seeds by claims.method_summary.
+# The scores of a row (compute.evaluate_methods), each averaged over seeds by summaries.method_summary.
 MEASURES = ["pearson", "spearman", "spearman_subset_mean", "iw_tokens", "iw_sentences", "isoscore_tokens",
             "isoscore_sentences"]
 
