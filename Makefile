@@ -112,6 +112,7 @@ bench: $(INSTALLED)
 	$(PY) benchmarks/bench_probe.py
 	$(PY) benchmarks/bench_sts_rows.py
 	$(PY) benchmarks/bench_storage_dtype.py
+	$(PY) benchmarks/bench_judge.py
 
 # Time, peak memory and cache of full runs, recorded per notebook in benchmarks/results/figures.*:
 # make bench-figures NB="00_quickstart 01_ethayarajh_contextuality" [CACHE=build/bench-cache]
