@@ -22,9 +22,9 @@ export ISOLIB_DATA_DIR
 DATA_READY := $(if $(filter $(CURDIR)/data/raw,$(ISOLIB_DATA_DIR)),data/raw/.verified)
 
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
-LIBRARY := $(wildcard isolib/*.py isolib/*/*.py) data/registry.yaml
+LIBRARY := $(wildcard isolib/*.py isolib/*/*.py isolib/studies/*/*.py) data/registry.yaml
 
-.PHONY: setup figures check-figures quick variant student test lab sync bench bench-figures data clean book
+.PHONY: setup figures check-figures judge new-study quick variant student test lab sync bench bench-figures data clean book
 .DELETE_ON_ERROR:
 
 setup: $(INSTALLED)
@@ -58,7 +58,19 @@ build/full/%.ipynb: notebooks/%.py notebooks/params/%/full.yaml $(LIBRARY) | $(I
 check-figures: $(INSTALLED)
 	$(PY) -m isolib check-figures $(NB)
 
-# The quick profile, stored as the committed notebooks (nbval's reference outputs).
+# Re-judge studies' claims from their stored evidence, rewriting results.json, RESULTS.md and figures/README.md:
+# no model is loaded and nothing is recomputed (seconds), e.g. make judge NB=03_rajaee_cluster_isotropy
+# [PROFILE=quick]; every study without NB. The full profile's by default.
+judge: $(INSTALLED)
+	$(PY) -m isolib judge $(NB) --profile $(if $(findstring file,$(origin PROFILE)),full,$(PROFILE))
+
+# A new study from the template in docs/new-study/ (docs/adding-a-study.md), e.g.
+#   make new-study NAME=author_topic TITLE="Author (2025): topic"
+new-study: $(INSTALLED)
+	$(PY) -m isolib new-study $(NAME) $(if $(TITLE),--title "$(TITLE)")
+
+# The quick profile, stored as the committed notebooks (nbval's reference outputs), with each study's evidence and
+# record in notebooks/quick_results/ (what `judge` and its tests re-judge from a clone).
 quick: $(INSTALLED)
 	$(PY) -m isolib reproduce --profile quick --store
 
@@ -100,6 +112,7 @@ bench: $(INSTALLED)
 	$(PY) benchmarks/bench_probe.py
 	$(PY) benchmarks/bench_sts_rows.py
 	$(PY) benchmarks/bench_storage_dtype.py
+	$(PY) benchmarks/bench_judge.py
 
 # Time, peak memory and cache of full runs, recorded per notebook in benchmarks/results/figures.*:
 # make bench-figures NB="00_quickstart 01_ethayarajh_contextuality" [CACHE=build/bench-cache]

@@ -8,7 +8,7 @@ AVX2, none): float rounding then differs in the last bits, which a seed's traini
 notebook runs twice under the same profile, once with this machine's own kernels and once with PyTorch,
 OpenBLAS and MKL held to baseline x86-64 kernels (``ATEN_CPU_CAPABILITY=default``,
 ``OPENBLAS_CORETYPE=Prescott``, ``MKL_ENABLE_INSTRUCTIONS=SSE4_2``), each with a cache of its own so that
-every embedding is computed again; then :func:`isolib.runner.compare_outputs` compares the two output
+every embedding is computed again; then :func:`isolib.comparison.compare_outputs` compares the two output
 folders as ``check-figures`` does: statuses exactly, numbers within each table's declared tolerance.
 ``--reference`` reuses an earlier run of this machine's kernels (e.g. ``make quick``'s
 ``build/quick/figures``) instead of running it again. Results go to
@@ -82,7 +82,7 @@ def main() -> None:
     lines = ["# Tables and verdicts under another CPU's kernels", "",
              f"Profile `{args.profile}`; the kernels of the machine that ran each notebook against baseline "
              f"x86-64 kernels ({', '.join(f'{k}={v}' for k, v in BASELINE_KERNELS.items())}), each with its own "
-             "cache; compared by `isolib.runner.compare_outputs` (check-figures: statuses exactly, numbers within "
+             "cache; compared by `isolib.comparison.compare_outputs` (check-figures: statuses exactly, numbers within "
              "each table's declared tolerance, else rtol 1e-4 and atol 1e-6). Written by "
              "`benchmarks/bench_instruction_sets.py`.", "",
              "| notebook | machine's kernels | differences | first difference |", "|---|---|---:|---|"]

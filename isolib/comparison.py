@@ -18,7 +18,7 @@ from isolib.errors import ResultsError
 def validate_committed(notebook: str, folder: str | Path) -> None:
     """Refuse (ResultsError, one sentence naming the file) committed results of ``notebook`` that cannot be read.
 
-    Every file is read as :func:`isolib.runner.compare_outputs` and the overview read it:
+    Every file is read as :func:`isolib.comparison.compare_outputs` and the overview read it:
 
     - the folder holds CSV tables, each readable (neither empty nor junk);
     - a study (:func:`isolib.studies.is_study`) has its record, ``results.json``, and it reads

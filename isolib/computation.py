@@ -1,6 +1,6 @@
 """What a stored step's code is: the computation it runs, without its prose.
 
-:func:`isolib.cache.memoized` keys a stored value by its inputs and by :func:`computation_digest` of the
+:func:`isolib.steps.memoized` keys a stored value by its inputs and by :func:`computation_digest` of the
 modules that compute it. The digest reads each module's syntax tree, so docstrings, comments, blank lines
 and formatting never enter it, while any change to what the code does (an expression, a default, a
 constant, a called function) does. It follows the modules' imports of ``isolib`` transitively, so a study's

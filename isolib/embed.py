@@ -28,7 +28,7 @@ How extraction works
   7e-6), so two batchings are two entries rather than one key holding either.
 * Every argument that shapes an extraction is checked before any work; sentences longer than
   ``max_length`` are cut to it with one warning giving their count.
-* Each entry records every file's size and SHA-256 (``manifest.json``, :mod:`isolib.cache`),
+* Each entry records every file's size and SHA-256 (``manifest.json``, :mod:`isolib.integrity`),
   checked when it is opened; a damaged entry is set aside and extracted again, never read.
 * ``keep_special=False`` drops the rows of special tokens ([CLS], [SEP], a start token)
   before anything is stored, for a study that never reads them (every statistic of the
@@ -331,7 +331,7 @@ def _cache_entry(key: str, create, n_sentences: int) -> Path:
 
     Two processes asking for the same entry (make -j2, two notebooks): one creates it under a file
     lock, the other waits and then reads what the first wrote. A damaged entry is set aside (one
-    :class:`isolib.cache.CacheWarning`) and created again, never read. Reading an entry marks it used
+    :class:`isolib.integrity.CacheWarning`) and created again, never read. Reading an entry marks it used
     (the time of its ``meta.json``), for ``python -m isolib cache list`` and ``prune``. A cache that cannot
     be written (read-only, a folder or a link where the lock file belongs) is one :class:`CacheError` sentence.
     """
@@ -366,7 +366,7 @@ def entry_problem(folder: Path, n_sentences: int | None = None) -> str:
     Always cheap: ``meta.json`` readable and of this cache format, ``n_sentences`` as asked, every file
     of the manifest present with its recorded size, each array's header (shape, dtype) as ``meta.json``
     and the token table's row count say. Each file's SHA-256 is also compared, once per process
-    (:func:`isolib.cache.manifest_problem`).
+    (:func:`isolib.integrity.manifest_problem`).
     """
     try:
         meta = json.loads((folder / "meta.json").read_text())
@@ -544,7 +544,7 @@ def embed(
         If ``sentences`` is one string rather than a list of texts.
     ValueError
         For an argument that cannot shape an extraction, before any work.
-    isolib.cache.CacheError
+    isolib.integrity.CacheError
         If the cache's disk is full, or the entry is deleted while it is read.
     """
     texts = _texts(sentences)

@@ -56,7 +56,7 @@ def save_evidence(folder: str | Path, evidence: Mapping[str, object]) -> Path:
     folder : str or Path
         The run's output folder (``figures/<notebook>/`` for the full profile).
     evidence : mapping of str to DataFrame or data
-        By name: DataFrames are stored as Parquet; anything :func:`isolib.cache.encode_value` takes
+        By name: DataFrames are stored as Parquet; anything :func:`isolib.steps.encode_value` takes
         (numbers, strings, lists, dicts, arrays, Series) as JSON.
 
     Raises

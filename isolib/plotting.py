@@ -4,7 +4,7 @@ Figures are written as PNG and PDF without timestamps or software versions in th
 metadata, so rerunning a notebook with the same inputs gives byte-identical files.
 Tables are written as CSV (full precision) and Markdown (rounded, for reading); a table whose
 numbers vary between machines (seeds, CPU kernels) declares how much, in ``tolerances.json`` beside
-it, which :func:`isolib.runner.compare_outputs` reads.
+it, which :func:`isolib.comparison.compare_outputs` reads.
 """
 
 from __future__ import annotations

@@ -238,7 +238,7 @@ def train_probe(
         Show a tqdm bar; None: only when interactive (a terminal or a Jupyter
         kernel) unless the environment variable ``ISOLIB_PROGRESS`` is 0 or 1.
     resume : bool
-        Store each seed's trace in the cache as it is finished (:func:`isolib.cache.memoized`, keyed
+        Store each seed's trace in the cache as it is finished (:func:`isolib.steps.memoized`, keyed
         by the vectors, targets, options, seed and the source of this module and :mod:`isolib.metrics`)
         and reuse the stored ones, so a stopped run resumes at the seed it was on.
 

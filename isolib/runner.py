@@ -251,7 +251,7 @@ def store_reference(executed: Path, target: Path) -> None:
 
 
 def store_quick_results(folder: Path, target: Path) -> None:
-    """Keep a stored quick run's evidence and record (``results.json``) in ``target``, replacing what was there.
+    """Keep a stored quick run's evidence, record (``results.json``) and page in ``target``, replacing what was there.
 
     A notebook that stores no evidence (``00_quickstart`` judges no claim) keeps nothing.
     """
@@ -262,7 +262,8 @@ def store_quick_results(folder: Path, target: Path) -> None:
         return
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(folder / EVIDENCE_FOLDER, target / EVIDENCE_FOLDER)
-    shutil.copy2(folder / RECORD_FILE, target / RECORD_FILE)
+    for name in (RECORD_FILE, "RESULTS.md"):
+        shutil.copy2(folder / name, target / name)
 
 
 def store_full_run(executed: Path, target: Path) -> None:

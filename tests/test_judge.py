@@ -1,10 +1,11 @@
-"""`python -m isolib judge` re-judges a study from its stored evidence alone: no model, no stored step, seconds."""
+"""`python -m isolib judge` re-judges a study from its stored evidence alone: no model, no stored step.
+
+How long it takes is measured by benchmarks/bench_judge.py, not here."""
 
 import json
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -38,14 +39,11 @@ def test_judge_gives_the_stored_quick_runs_record_from_its_evidence_alone(notebo
     folder = tmp_path / notebook
     shutil.copytree(stored, folder)
     (folder / "results.json").unlink()
-    start = time.perf_counter()
     result = subprocess.run([sys.executable, "-c", GUARDED_JUDGE, notebook, str(folder)], capture_output=True,
                             text=True, cwd=project.REPO_ROOT, timeout=300)
-    seconds = time.perf_counter() - start
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("torch not imported"), result.stdout
     assert read_record(folder) == read_record(stored), "judging the stored evidence gives the stored record"
-    assert seconds < 60, f"judging {notebook} took {seconds:.0f} s"
 
 
 def test_judge_refuses_a_folder_without_evidence_in_one_sentence(tmp_path, capsys):

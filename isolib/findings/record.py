@@ -343,7 +343,7 @@ class Record:
     @property
     def every_status(self) -> list[tuple[str, str, str]]:
         """(claim, model, status) of every line, rows beside the tests and checks marked: what
-        :func:`isolib.runner.compare_outputs` compares."""
+        :func:`isolib.comparison.compare_outputs` compares."""
         def section(f: Finding) -> str:
             return "check" if f.kind == "check" else ("test" if f.counted else "beside")
 

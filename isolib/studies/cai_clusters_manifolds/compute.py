@@ -1,7 +1,7 @@
 """What notebook 02 computes: the analysed tokens, every layer's measures, LID against n, the pictures' numbers.
 
 Everything here produces the study's evidence (the package's docstring lists it); only this code and
-the library code it calls key the stored layer analyses (:func:`isolib.cache.memoized`), so editing a
+the library code it calls key the stored layer analyses (:func:`isolib.steps.memoized`), so editing a
 claim, a figure or prose never recomputes them.
 """
 
@@ -189,7 +189,7 @@ class ModelGeometry:
     units: pd.DataFrame
 
 
-# What a stored layer analysis depends on besides its inputs (:func:`isolib.cache.memoized`): this module's code,
+# What a stored layer analysis depends on besides its inputs (:func:`isolib.steps.memoized`): this module's code,
 # and the measures and library code it imports.
 _LAYER_CODE = (sys.modules[__name__],)
 
@@ -217,7 +217,7 @@ def geometry_by_layer(embeddings: Embeddings, analysed: TokenTypes, *, layers: S
     seeded (``random_state + layer``), so the values do not depend on it (up to the rounding of
     k-means' threaded float32 sums); two workers of one thread keep both cores busy where one process
     leaves k-means' threads waiting on each other. With ``resume``, each layer's analysis is stored in
-    the cache as it is finished (:func:`isolib.cache.memoized`, keyed by the embedding entry, the
+    the cache as it is finished (:func:`isolib.steps.memoized`, keyed by the embedding entry, the
     analysed tokens, the options and the code of this module and of what it calls): a stopped run
     resumes at the layers it had not finished.
     """

@@ -8,7 +8,7 @@ paper's measures with :mod:`isolib.metrics`, and the PC static vectors of its Ta
 * :func:`layer_statistics` / :func:`contextuality_by_layer` -- SelfSim per word type, IntraSim per
   sentence and MEV per word type, raw and adjusted for anisotropy, with the baselines of each layer;
 * :func:`contextuality_tables` -- every table of one model's views, stored in the cache
-  (:func:`isolib.cache.memoized`) so that its embeddings can be deleted once they are;
+  (:func:`isolib.steps.memoized`) so that its embeddings can be deleted once they are;
 * :func:`lowest_self_similarity` and :func:`example_word_pairs` -- the words the stopword finding and
   the slides' per-word MEV finding read.
 
@@ -194,7 +194,7 @@ def layer_statistics(index: OccurrenceIndex, layer_array, *, n_samples: int = 10
     return LayerStatistics(summary, per_word, intra_sim.rename_axis("sentence_id").rename("intra_similarity"))
 
 
-# What a stored step depends on besides its inputs (:func:`isolib.cache.memoized`): this module's code and the
+# What a stored step depends on besides its inputs (:func:`isolib.steps.memoized`): this module's code and the
 # code it imports, never its prose.
 _CODE = (sys.modules[__name__],)
 
@@ -212,7 +212,7 @@ def contextuality_by_layer(embeddings, index: OccurrenceIndex, *, n_samples: int
     n_samples, max_occurrences, random_state
         As in :func:`layer_statistics`.
     resume : bool
-        Store each layer's statistics in the cache (:func:`isolib.cache.memoized`, keyed by the
+        Store each layer's statistics in the cache (:func:`isolib.steps.memoized`, keyed by the
         embedding entry, the index, the options and this module's code) and reuse them: a rerun that changes only what is plotted does not read the layers again, and a
         stopped run resumes at the layer it was on.
 
@@ -420,7 +420,7 @@ def contextuality_tables(model: str, sentences: Sequence[str], *, views: Sequenc
     :func:`isolib.embed.embed_views`): extract or read the embeddings (special tokens not stored),
     index the occurrences (:func:`occurrence_index`), and compute the first-position norm ratio,
     :func:`contextuality_by_layer` and :func:`static_embedding_table`. Each view's tables are stored in
-    the cache (:func:`isolib.cache.memoized`, keyed by the model's weights, the sentences, every option
+    the cache (:func:`isolib.steps.memoized`, keyed by the model's weights, the sentences, every option
     and the code of this module and of what it imports): a rerun that changes only what is plotted or
     judged does not open the embeddings, nor extract them if they were deleted.
 
@@ -445,7 +445,7 @@ def contextuality_tables(model: str, sentences: Sequence[str], *, views: Sequenc
     static_name : str
         Its name in Table 1.
     keep_embeddings : bool
-        False: delete each embedding entry (:func:`isolib.cache.remove_entry`) once the tables of every
+        False: delete each embedding entry (:func:`isolib.integrity.remove_entry`) once the tables of every
         view reading it are stored, so that at most one entry is on disk at a time and none is left;
         a rerun with changed analysis code extracts it again.
 

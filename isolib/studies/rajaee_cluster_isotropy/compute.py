@@ -18,7 +18,7 @@ Built on :mod:`isolib.transforms`, :mod:`isolib.evaluation` and :mod:`isolib.met
   pair's cosine per seed, each dev sentence's probe answer per seed.
 
 Only this module's code (and the library code it calls) keys the stored steps
-(:func:`isolib.cache.memoized`): a change to a claim, a rule or a figure recomputes nothing.
+(:func:`isolib.steps.memoized`): a change to a claim, a rule or a figure recomputes nothing.
 
 Protocol (stated once)
 ----------------------
@@ -190,7 +190,7 @@ def evaluate_methods(tokens, sentence_ids, pairs: PairedSentences, settings: Set
         Worker processes over the (method, seed) rows (joblib; None: one, -1: every core). Each row
         is seeded, so the values do not depend on it (up to the rounding of threaded sums).
     resume : bool
-        Store each row in the cache as it is finished (:func:`isolib.cache.memoized`) and reuse the
+        Store each row in the cache as it is finished (:func:`isolib.steps.memoized`) and reuse the
         rows stored for the same inputs and code: a run stopped half-way resumes where it was.
 
     Returns

@@ -284,7 +284,7 @@ def finetune_run(task: str, model: str = "minilm", *, method: BatchMethod | None
     """One fine-tuning run (:func:`finetune`) and, with ``geometry``, the [CLS] geometry of its encoder.
 
     With ``resume`` the result is stored in the cache and reused for the same task, model weights,
-    settings, seed and code (:func:`isolib.cache.memoized`): a run of notebook 03 stopped during its
+    settings, seed and code (:func:`isolib.steps.memoized`): a run of notebook 03 stopped during its
     fine-tuning resumes with the runs it finished (each takes minutes on a CPU).
 
     Returns
