@@ -29,8 +29,8 @@ from _results import RESULTS, machine, save_results
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from isolib.comparison import compare_outputs
 from isolib.project import BUILD_DIR, notebook_names
-from isolib.runner import run_notebook  # noqa: E402
-from isolib.runner import environment as environment_variables  # noqa: E402
+from isolib.runner import run_notebook
+from isolib.runner import environment as environment_variables
 
 BASELINE_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "OPENBLAS_CORETYPE": "Prescott",
                     "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"}

@@ -7,7 +7,7 @@ The notebooks that cache token embeddings declare ``storage_dtype`` (float16 by 
 The model always runs in float32; only the stored copy is rounded. Each notebook runs twice as a variant
 (``-p storage_dtype float16`` and ``-p storage_dtype float32``, outputs under ``build/variants/``), and
 every CSV table of the two runs is compared: per table, the largest absolute difference over its numeric
-cells (and the column it is in), and whether the findings' statuses in ``RESULTS.md`` agree. Results go to
+cells (and the column it is in), and whether the findings' statuses in the record (``results.json``) agree. Results go to
 ``benchmarks/results/storage_dtype.json`` and ``.md``.
 """
 
@@ -23,10 +23,11 @@ import pandas as pd
 from _results import machine, save_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from isolib.findings import read_results  # noqa: E402
+from isolib.findings import RECORD_FILE, read_record  # noqa: E402
 from isolib.parameters import declared_parameters
 from isolib.project import notebook_names
-from isolib.runner import run_notebook, variant_dir  # noqa: E402
+from isolib.project import variant_dir
+from isolib.runner import run_notebook
 
 DTYPES = ("float16", "float32")
 
@@ -55,9 +56,9 @@ def table_differences(half: Path, full: Path) -> list[dict]:
     return rows
 
 
-def statuses(folder: Path) -> list[str]:
-    path = folder / "RESULTS.md"
-    return list(read_results(path).every_status) if path.exists() else []
+def statuses(folder: Path) -> list[tuple[str, str, str]]:
+    """Every finding's (claim, model, status), in one order whatever the order of the page."""
+    return sorted(read_record(folder).every_status) if (folder / RECORD_FILE).exists() else []
 
 
 def compare(notebook: str, profile: str) -> dict:
