@@ -362,7 +362,7 @@ print(verdicts(findings, ["3 rogue coordinates", "Standardisation removes"], val
 # NBVAL_CHECK_OUTPUT
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
-evidence["run"] |= {"elapsed_minutes": elapsed_minutes, "measuring_minutes": measuring_minutes, "peak_gib": peak_gib}
+evidence["run"] |= {"wall_minutes": elapsed_minutes, "measuring_minutes": measuring_minutes, "peak_gib": peak_gib}
 save_evidence(output_dir, evidence)
 record = judge(output_dir, claims.record)
 print(count_line(record.findings))

@@ -355,7 +355,7 @@ def small_evidence(small_run) -> dict:
     parameters = notebook_defaults() | {"models": ["dec"], "n_points": 300, "n_replicates": 2, "n_resamples": 100}
     return {"measures_by_replicate": by_replicate, "changed": changed, "rogue_shares": shares,
             "rogue_resamples": resamples, "library_agreement": 0.0,
-            "run": {"parameters": parameters, "elapsed_minutes": 1.54, "measuring_minutes": 1.25, "peak_gib": 2.0}}
+            "run": {"parameters": parameters, "wall_minutes": 1.54, "measuring_minutes": 1.25, "peak_gib": 2.0}}
 
 
 def test_the_record_is_judged_again_from_the_stored_evidence_alone(small_run, tmp_path):

@@ -75,7 +75,7 @@ print(verdicts(claims.anisotropy_findings(cosines)))
 
 # %%
 evidence["run"] = {"profile": profile, "models": models, "n_samples": n_samples, "n_tokens": n_tokens,
-                   "minutes": (time.perf_counter() - started) / 60}
+                   "wall_minutes": (time.perf_counter() - started) / 60}
 save_evidence(output_dir, evidence)
 record = judge(output_dir, claims.record)  # results.json and RESULTS.md, judged from the stored evidence
 print(count_line(record.findings))

@@ -394,7 +394,7 @@ def notes(run: dict, n_point_sets: int) -> list[str]:
     Parameters
     ----------
     run : dict
-        The evidence ``run``: ``parameters`` (the notebook's), ``elapsed_minutes``, ``measuring_minutes``,
+        The evidence ``run``: ``parameters`` (the notebook's), ``wall_minutes``, ``measuring_minutes``,
         ``peak_gib``.
     n_point_sets : int
         The sets of points measured (samples and changed samples).
@@ -415,7 +415,7 @@ def notes(run: dict, n_point_sets: int) -> list[str]:
         "A decoder is judged in its start-token view; the papers' procedure (the model's name alone, the attention sink "
         f"kept) is shown beside it, not counted (views run: {', '.join(params['decoder_views']) or 'none'}). Layers: 0 "
         "is the input embedding layer.",
-        f"Wall time of the notebook: {run['elapsed_minutes']:.1f} min, of which {run['measuring_minutes']:.1f} min "
+        f"Wall time of the notebook: {run['wall_minutes']:.1f} min, of which {run['measuring_minutes']:.1f} min "
         f"measuring {n_point_sets} point sets, {params['n_jobs'] if params['n_jobs'] > 0 else 'one per core'} at a time "
         "on one thread each (embeddings read from the cache when present); peak memory of the kernel: "
         f"{run['peak_gib']:.1f} GiB.",
