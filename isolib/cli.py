@@ -38,9 +38,9 @@ def _data(args) -> int:
         datasets.fetch(args.name, force=args.force)
         return 0
     results = datasets.verify(args.name)
-    for result in results:
-        print(f"{result.status:<8} {result.dataset:<16} {result.path}")
     bad = [r for r in results if r.status != "ok"]
+    for result in bad:  # only the files to fix; the total follows
+        print(f"{result.status:<8} {result.dataset:<16} {result.path}")
     print(f"{len(results) - len(bad)} of {len(results)} files verified in {datasets.data_dir()}")
     if bad:
         print(f"Fix with: python -m isolib data fetch {args.name}", file=sys.stderr)

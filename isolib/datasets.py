@@ -269,7 +269,8 @@ def fetch(name: str = "all", *, force: bool = False) -> list[Path]:
     Files already present with the registered sha256 are skipped unless ``force``. A file inside an
     archive (zip, gzip, tar, Debian package) is extracted from it; each archive is downloaded once.
     Every file is checked against its sha256 before it is written, and written atomically.
-    Prints one line per file.
+    Prints one line per dataset (what was downloaded, what was already there), and one per file
+    that no public URL serves.
 
     Parameters
     ----------
@@ -292,10 +293,11 @@ def fetch(name: str = "all", *, force: bool = False) -> list[Path]:
     present = []
     for dataset in _selected(name):
         downloads: dict[str, bytes] = {}  # members of one archive share a single download
+        downloaded, kept = [], 0  # sizes of the files written; count of the files already verified
         for entry in _file_entries(dataset).values():
             label, path, url = f"{dataset}/{entry['path']}", dataset_path(dataset) / entry["path"], entry["url"]
             if not force and _status(path, entry) == "ok":
-                print(f"{label}: already present and verified")
+                kept += 1
             elif url is None:
                 print(f"{label}: not fetched, no public URL serves these bytes ({entry['note']})")
                 continue
@@ -313,9 +315,17 @@ def fetch(name: str = "all", *, force: bool = False) -> list[Path]:
                         f"{entry['sha256']}; it was not written."
                     )
                 _write_atomic(path, data)
-                print(f"{label}: downloaded ({len(data)} bytes)")
+                downloaded.append(len(data))
             present.append(path)
+        done = ([f"{_files(len(downloaded))} downloaded ({sum(downloaded)} bytes)"] if downloaded else []) + (
+            [f"{kept if downloaded else _files(kept)} already present and verified"] if kept else [])
+        if done:
+            print(f"{dataset}: {', '.join(done)}")
     return present
+
+
+def _files(count: int) -> str:
+    return f"{count} file" + ("" if count == 1 else "s")
 
 
 # --------------------------------------------------------------------------- file readers

@@ -9,6 +9,7 @@ as YAML only once it is known to be small and plain (:func:`read_override`).
 from __future__ import annotations
 
 import ast
+import difflib
 import os
 import re
 from dataclasses import dataclass
@@ -80,8 +81,11 @@ def check_parameters(notebook: str, params: dict) -> None:
         right_type = (isinstance(value, (int, float) if expected is float else expected)
                       and not (numeric and isinstance(value, bool)))
         if not right_type:
+            # A list of one written without its brackets (-p models minilm) is the likely slip: show the brackets.
+            bracketed = (f": a list of one is written {yaml.safe_dump([value], default_flow_style=True).strip()}"
+                         if expected is list and not isinstance(value, (list, dict)) else "")
             raise ValueError(f"Notebook {notebook}: {name} must be of type {declared[name].annotation} "
-                             f"({declared[name].comment}); got {value!r}.")
+                             f"({declared[name].comment}); got {value!r}{bracketed}.")
         try:
             check_bounded(name, value)
         except ValueError as error:
@@ -165,10 +169,13 @@ def parameters(notebook: str, profile: str, overrides: dict | None = None, *, ou
         # Relative to the kernel's folder (notebooks/): the executed full run kept in figures/ names no machine's path.
         params.update(profile=profile, output_dir=os.path.relpath(project.output_dir(notebook, profile), project.NOTEBOOK_DIR))
     if overrides:
-        unknown = sorted(set(overrides) - set(declared_parameters(notebook)) | set(overrides) & {"profile", "output_dir"})
+        settable = [name for name in declared_parameters(notebook) if name not in ("profile", "output_dir")]
+        unknown = sorted(set(overrides) - set(settable))
         if unknown:
+            meant = [match for name in unknown for match in difflib.get_close_matches(name, settable, n=1)]
             raise ValueError(f"Notebook {notebook} has no parameter {', '.join(unknown)} to override "
-                             "(profile and output_dir are set by the runner).")
+                             "(profile and output_dir are set by the runner)"
+                             + (f"; did you mean {', '.join(meant)}?" if meant else "."))
         params.update(overrides)
     if params:
         check_parameters(notebook, params)  # before a variant's folder is named from them

@@ -15,6 +15,16 @@ def test_verify_one_dataset(capsys):
     assert "5 of 5 files verified" in capsys.readouterr().out
 
 
+def test_fetching_and_verifying_every_dataset_prints_one_line_per_dataset_and_a_total(capsys):
+    from isolib.datasets import DATASETS
+
+    assert main(["data", "fetch", "all"]) == 0
+    assert main(["data", "verify", "all"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines[:-1]] == list(DATASETS)
+    assert re.fullmatch(r"(\d+) of \1 files verified in .+", lines[-1])
+
+
 def test_verify_reports_a_corrupt_file_and_how_to_fix_it(tmp_path, monkeypatch, capsys):
     from isolib.datasets import dataset_path
 

@@ -427,7 +427,7 @@ def test_overview_counts_come_from_the_results_pages(tmp_path):
     (tmp_path / "00_quickstart").mkdir()
     (tmp_path / "00_quickstart" / "plot.png").write_bytes(b"png")
     text = write_overview(tmp_path, ["01_a_study"]).read_text()
-    assert "| [01_a_study](#01_a_study) | 2 | 0 | 1 | 1 | 1 / 0 | [RESULTS.md](01_a_study/RESULTS.md) |" in text
+    assert "| [01_a_study](#01_a_study) | 2 | 0 | 1 | 1 | 1 / 0 / 0 | [RESULTS.md](01_a_study/RESULTS.md) |" in text
     assert '<img src="01_a_study/fig1.png"' in text and '<img src="00_quickstart/plot.png"' in text
     assert "- Anisotropy | everywhere: minilm reproduced; mpnet not reproduced" in text
     assert text.index("## 00_quickstart") < text.index("## 01_a_study")
@@ -435,6 +435,16 @@ def test_overview_counts_come_from_the_results_pages(tmp_path):
     (tmp_path / "01_a_study" / "results.json").unlink()
     with pytest.raises(ResultsError, match="results.json is missing"):
         write_overview(tmp_path, ["01_a_study"])
+
+
+def test_overview_table_gives_every_check_count_its_text_gives(tmp_path):
+    unjudged = not_comparable("The count of items", "11", "The items are not counted.", kind="check")
+    write_results([*FINDINGS, unjudged], tmp_path / "01_a_study" / "RESULTS.md", title="A", citation="A (2019)",
+                  models="minilm")
+    text = write_overview(tmp_path, ["01_a_study"]).read_text()
+    assert "| checks passed / failed / not comparable |" in text
+    assert "| 1 / 0 / 1 | [RESULTS.md](01_a_study/RESULTS.md) |" in text
+    assert "*Checks:* 1 passed, 0 failed, 1 not comparable." in text
 
 
 def test_findings_table_has_the_results_columns():

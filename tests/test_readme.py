@@ -184,6 +184,23 @@ def test_every_relative_link_resolves_to_a_file_of_the_repository(page):
     assert not broken, f"{page_id(page)} links to what does not exist: {broken}"
 
 
+def test_the_readme_says_which_full_runs_have_no_executed_notebook_yet():
+    """A study folder without its executed full notebook is named in the README, linked on a line saying the next
+    full run writes it; no page says so of a notebook that is committed."""
+    figures = ROOT / "figures"
+    missing = {f"figures/{folder.name}/{folder.name}.ipynb" for folder in figures.iterdir()
+               if folder.is_dir() and not (folder / f"{folder.name}.ipynb").exists()}
+
+    def announced(page):
+        targets = [local_target(page, target) for target, line in links(page.read_text()) if WRITTEN_LATER in line]
+        return {str(path.relative_to(ROOT)) for path in targets
+                if path is not None and FULL_NOTEBOOK.match(str(path.relative_to(ROOT)))}
+
+    assert announced(README) == missing, "README.md: link each missing executed notebook, saying " + WRITTEN_LATER
+    for page in PAGES:
+        assert announced(page) <= missing, f"{page_id(page)} says a committed notebook is still to be written"
+
+
 def test_every_docs_page_can_be_reached_from_the_readme():
     reached, todo = {README}, [README]
     while todo:

@@ -281,6 +281,16 @@ def test_bad_parameters_are_refused_in_one_sentence_before_any_kernel_starts(not
     assert error.startswith(f"error: Notebook {notebook}: ") and sentence in error and "\n" not in error
 
 
+@pytest.mark.parametrize(("override", "sentence"), [
+    ({"models": "minilm"}, "got 'minilm': a list of one is written [minilm]."),
+    ({"n_sentence": 100}, "has no parameter n_sentence to override (profile and output_dir are set by the runner); "
+                          "did you mean n_sentences?"),
+])
+def test_a_near_miss_is_refused_with_what_was_likely_meant(override, sentence):
+    with pytest.raises(ValueError, match=re.escape(sentence)):
+        parameters.parameters("01_ethayarajh_contextuality", "quick", override)
+
+
 def test_an_empty_appendix_needs_no_model():
     parameters.parameters("04_mickus_isotropy_clusters", "quick", {"glue_tasks": [], "glue_models": []})
 

@@ -191,7 +191,7 @@ def overview_text(figures_dir: str | Path, studies: Sequence[str], *, thumbnail_
              "from those records, which the latest `full` run wrote. Only *tests* (claims of a paper that the data "
              "could refute) are counted; *checks* (bookkeeping, properties true by construction) are listed "
              "apart.", "",
-             "| study | " + " | ".join(STATUSES) + " | checks passed / failed | results |",
+             "| study | " + " | ".join(STATUSES) + " | checks " + " / ".join(CHECK_STATUSES) + " | results |",
              "|---|" + "---:|" * len(STATUSES) + "---:|---|"]
     sections = []
     for folder in folders:
@@ -200,7 +200,7 @@ def overview_text(figures_dir: str | Path, studies: Sequence[str], *, thumbnail_
         if folder.name in records:
             results = records[folder.name]
             counts, checks = results.counts, results.check_counts
-            checked = f"{checks['passed']} / {checks['failed']}"
+            checked = " / ".join(str(checks[status]) for status in CHECK_STATUSES)
             lines.append(f"| [{folder.name}](#{folder.name}) | "
                          + " | ".join(str(counts[status]) for status in STATUSES)
                          + f" | {checked} | [RESULTS.md]({folder.name}/RESULTS.md) |")
