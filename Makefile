@@ -93,9 +93,12 @@ test: $(INSTALLED) $(DATA_READY)
 
 # This checkout's kernel, registered inside .venv and searched first (JUPYTER_PATH), so a "Python (isolib)"
 # registered for the user by another checkout, or one since deleted, is not the one that starts.
+# The server shows the whole checkout, so the notebooks' links to figures/ and build/ open, and starts on notebooks/.
+# LAB_ARGS goes to JupyterLab, e.g. make lab LAB_ARGS="--port 8899 --no-browser" (as root: --allow-root).
 lab: $(INSTALLED)
 	$(PY) -m ipykernel install --sys-prefix --name isolib --display-name "Python (isolib)" >/dev/null
-	JUPYTER_PATH=$(VENV)/share/jupyter $(VENV)/bin/jupyter lab notebooks/
+	JUPYTER_PATH=$(VENV)/share/jupyter $(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" \
+		--LabApp.default_url=/lab/tree/notebooks $(LAB_ARGS)
 
 # The book of the full results, build/book/html/index.html (docs/book.md): the executed full notebooks, the
 # RESULTS.md pages and figures/README.md as committed; nothing is executed.

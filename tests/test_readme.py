@@ -4,6 +4,7 @@ Commands are read from code only (fenced blocks and inline code spans), never fr
 """
 
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from isolib import project, runner
 from isolib.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,6 +119,48 @@ def test_setup_takes_torchs_cpu_build_on_linux_and_pypis_when_asked():
     # The control: the documented switch to PyPI's build asks no other index.
     assert "--index-url" not in setup_commands("TORCH_INDEX=")
     assert "whl/cu128" in setup_commands("TORCH_INDEX=https://download.pytorch.org/whl/cu128")
+
+
+def lab_app(*variables: str):
+    """JupyterLab's application as `make lab` would start it, with ``variables`` (NAME=VALUE) set; nothing is started."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    labapp = pytest.importorskip("jupyterlab.labapp")
+    # -o: `make lab` as on a set-up checkout, without the commands that would set one up.
+    dry_run = subprocess.run(["make", "-n", "-o", ".venv/.installed", "lab", *variables], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout
+    (line,) = [line for line in re.sub(r"\\\n\s*", " ", dry_run).splitlines() if "bin/jupyter lab" in line]
+    argv = shlex.split(line)
+    app = labapp.LabApp()
+    app.parse_command_line(argv[argv.index("lab") + 1:])
+    return app
+
+
+def served_root(app) -> Path:
+    """The folder the server shows: a folder given as an argument, as jupyter_server reads it, else its root_dir."""
+    if app.extra_args:
+        return (ROOT / app.extra_args[0]).resolve()
+    return (ROOT / app.config.ServerApp.get("root_dir", ".")).resolve()
+
+
+def test_make_lab_serves_the_repository_and_opens_on_notebooks():
+    app = lab_app()
+    root = served_root(app)
+    assert root == ROOT, f"`make lab` serves {root}: the quick-run notes' links to figures/ need the repository"
+    opened = app.config.LabApp.get("default_url", "/lab")
+    assert opened.startswith("/lab/tree/") and root / opened.removeprefix("/lab/tree/") == project.NOTEBOOK_DIR, \
+        f"`make lab` opens on {opened}, not on notebooks/"
+    for name in project.notebook_names():
+        for link in MARKDOWN_LINK.findall(runner.quick_run_note(name)):
+            target = (project.NOTEBOOK_DIR / link).resolve()
+            assert target.is_relative_to(root), f"{name}'s quick-run note links {link}, outside what `make lab` serves"
+
+
+def test_lab_args_reach_jupyterlab():
+    assert "allow_root" not in lab_app().config.ServerApp
+    server = lab_app("LAB_ARGS=--allow-root --port 8899 --no-browser").config.ServerApp
+    given = {key: server.get(key) for key in ("allow_root", "port", "open_browser")}
+    assert given == {"allow_root": True, "port": 8899, "open_browser": False}, given
 
 
 @pytest.mark.parametrize("page", PAGES, ids=page_id)
