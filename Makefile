@@ -12,14 +12,18 @@ INSTALLED := $(VENV)/.installed
 TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),https://download.pytorch.org/whl/cpu)
 TORCH_PIN := $(shell grep '^torch==' constraints.txt)
 
-# Datasets: ISOLIB_DATA_DIR if set; else ../shared/data beside the checkout (developer machines
-# and CI); else data/raw, which `make data` fills from the public URLs in data/registry.yaml.
-ISOLIB_DATA_DIR ?= $(if $(wildcard ../shared/data/README.md),$(abspath ../shared/data),$(CURDIR)/data/raw)
-export ISOLIB_DATA_DIR
+# The data folder, by isolib's one rule (isolib.datasets.data_dir), which the CLI and kernels follow too:
+# ISOLIB_DATA_DIR if set; else the folder `make data` verified and recorded in .isolib-data-dir; else
+# ../shared/data beside the checkout when it holds a README.md (developer machines and CI); else data/raw,
+# which `make data` fills from the public URLs in data/registry.yaml. Given to make, ISOLIB_DATA_DIR reaches
+# the commands it runs; otherwise they apply the rule themselves.
+RECORDED_DATA_DIR := $(shell cat .isolib-data-dir 2>/dev/null)
+SHARED_DATA_DIR := $(patsubst %/README.md,%,$(wildcard ../shared/data/README.md))
+DATA_DIR := $(abspath $(or $(ISOLIB_DATA_DIR),$(RECORDED_DATA_DIR),$(SHARED_DATA_DIR),data/raw))
 
-# With the default data/raw, `make test` and `make figures` first fetch and verify every dataset (about 100 MB,
-# once; redone when the registry changes). Another data directory is used as it is.
-DATA_READY := $(if $(filter $(CURDIR)/data/raw,$(ISOLIB_DATA_DIR)),data/raw/.verified)
+# With data/raw, `make test` and `make figures` first fetch and verify every dataset (about 100 MB, once; redone
+# when the registry changes). Another data folder is used as it is.
+DATA_READY := $(if $(filter $(CURDIR)/data/raw,$(DATA_DIR)),data/raw/.verified)
 
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 LIBRARY := $(wildcard isolib/*.py isolib/*/*.py isolib/studies/*/*.py) data/registry.yaml
@@ -122,9 +126,11 @@ bench: $(INSTALLED)
 bench-figures: $(INSTALLED) $(DATA_READY)
 	$(PY) benchmarks/bench_figures.py $(if $(CACHE),--cache-dir $(CACHE)) $(if $(NB),$(NB),$(NOTEBOOKS))
 
+# Fetch and verify every dataset into the data folder, then record it (.isolib-data-dir) where it is not the
+# default, so the CLI and kernels started without ISOLIB_DATA_DIR find it: `make data ISOLIB_DATA_DIR=FOLDER`.
 data: $(INSTALLED)
 	$(PY) -m isolib data fetch all
-	$(PY) -m isolib data verify all
+	$(PY) -m isolib data verify all --record
 
 data/raw/.verified: data/registry.yaml | $(INSTALLED)
 	$(PY) -m isolib data fetch all

@@ -7,7 +7,7 @@ import argparse
 import math
 import sys
 
-from isolib.errors import IsolibError
+from isolib.errors import DataError, IsolibError
 
 
 def number_option(what: str, *, low: float = 0.0, high: float = math.inf):
@@ -37,13 +37,20 @@ def _data(args) -> int:
     if args.action == "fetch":
         datasets.fetch(args.name, force=args.force)
         return 0
+    if args.record and args.name != "all":
+        raise DataError(f"--record needs every dataset verified, not only {args.name!r}; leave out the name.")
     results = datasets.verify(args.name)
     bad = [r for r in results if r.status != "ok"]
     for result in bad:  # only the files to fix; the total follows
         print(f"{result.status:<8} {result.dataset:<16} {result.path}")
-    print(f"{len(results) - len(bad)} of {len(results)} files verified in {datasets.data_dir()}")
+    folder, chosen_by = datasets.chosen_data_dir()
+    print(f"{len(results) - len(bad)} of {len(results)} files verified in {folder} ({chosen_by})")
     if bad:
-        print(f"Fix with: python -m isolib data fetch {args.name}", file=sys.stderr)
+        print(f"Fix: {datasets.remedy(args.name, [(r.dataset, r.file) for r in bad])}.", file=sys.stderr)
+    elif args.record:
+        recorded = datasets.record_data_dir()
+        print(f"recorded in {datasets.DATA_DIR_RECORD}: the CLI and kernels started without ISOLIB_DATA_DIR use "
+              f"{recorded}" if recorded else f"{folder} is found without a record")
     return 1 if bad else 0
 
 
@@ -165,10 +172,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m isolib", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    data = commands.add_parser("data", help="fetch or verify the datasets in ISOLIB_DATA_DIR")
+    data = commands.add_parser("data", help="fetch or verify the datasets in the data folder (ISOLIB_DATA_DIR, else "
+                               "the one make data recorded; docs/install.md)")
     data.add_argument("action", choices=("fetch", "verify"))
     data.add_argument("name", nargs="?", default="all", help="dataset name or 'all' (default)")
     data.add_argument("--force", action="store_true", help="download again even if a verified copy exists")
+    data.add_argument("--record", action="store_true",
+                      help="verify: when every dataset verifies, record the folder in .isolib-data-dir, where the CLI "
+                           "and kernels started without ISOLIB_DATA_DIR find it (make data does this)")
     data.set_defaults(func=_data)
 
     run = commands.add_parser("reproduce", help="execute the notebooks with Papermill (the quick profile unless "

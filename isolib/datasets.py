@@ -6,7 +6,8 @@ byte. ``data/registry.yaml`` records each file's sha256, size and a public URL o
 
 Loaders verify every file they read against the registry before parsing it (sha256, memoised per
 path, size and modification time, so repeated loads do not hash again) and raise
-:class:`~isolib.errors.DataError` with the fetch command when a file is missing or corrupt.
+:class:`~isolib.errors.DataError` naming the data folder, what chose it, and the fix when a file is missing or
+corrupt.
 They return :class:`pandas.DataFrame` objects with a fresh ``RangeIndex``; surrounding whitespace
 is stripped from every text field, since several formats pad fields with spaces.
 """
@@ -41,6 +42,9 @@ __all__ = [
     "DATASETS",
     "VerifyResult",
     "data_dir",
+    "chosen_data_dir",
+    "record_data_dir",
+    "remedy",
     "dataset_path",
     "verify",
     "fetch",
@@ -58,6 +62,12 @@ __all__ = [
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REGISTRY_PATH = REPO_ROOT / "data" / "registry.yaml"
+# Where the datasets may be, read at call time (a test points them elsewhere); the rule is data_dir's.
+DEFAULT_DATA_DIR = REPO_ROOT / "data" / "raw"
+# Developer machines and CI keep one copy of the datasets, with its README.md, beside their checkouts.
+SHARED_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
+# The folder `make data` verified, for the CLI and kernels started without ISOLIB_DATA_DIR; not committed.
+DATA_DIR_RECORD = REPO_ROOT / ".isolib-data-dir"
 
 
 @functools.cache
@@ -72,19 +82,69 @@ DATASETS: tuple[str, ...] = tuple(_registry())
 # --------------------------------------------------------------------------- locations
 
 
-def data_dir() -> Path:
-    """Folder holding one sub-folder per dataset.
-
-    ``$ISOLIB_DATA_DIR`` if set, else ``<repo root>/data/raw`` (where ``fetch`` downloads to).
+def chosen_data_dir() -> tuple[Path, str]:
+    """The data folder by the rule of :func:`data_dir`, and what chose it, as words for a message.
 
     Raises
     ------
     DataError
-        If a file stands there.
+        If the recorded folder no longer exists, naming the file that recorded it.
     """
     override = os.environ.get("ISOLIB_DATA_DIR")
-    return folder_setting(Path(override).expanduser() if override else REPO_ROOT / "data" / "raw", "ISOLIB_DATA_DIR",
-                          DataError)
+    if override:
+        return Path(override).expanduser(), "set by ISOLIB_DATA_DIR"
+    text = DATA_DIR_RECORD.read_text(encoding="utf-8").strip() if DATA_DIR_RECORD.is_file() else ""
+    if text:
+        recorded = REPO_ROOT / Path(text).expanduser()  # a relative path is the checkout's, wherever a kernel starts
+        if not recorded.is_dir():
+            state = "is not a folder" if recorded.exists() else "no longer exists"
+            raise DataError(f"{DATA_DIR_RECORD} (written by `make data`) names the data folder {text}, which {state}; "
+                            "run `make data ISOLIB_DATA_DIR=FOLDER` with the folder that holds the datasets, or delete "
+                            f"{DATA_DIR_RECORD} to use the default.")
+        return recorded, f"recorded in {DATA_DIR_RECORD} by `make data`"
+    return _unrecorded_data_dir()
+
+
+def _unrecorded_data_dir() -> tuple[Path, str]:
+    """The folder the rule gives with neither ISOLIB_DATA_DIR nor a record, and why."""
+    unset = f"no ISOLIB_DATA_DIR, no {DATA_DIR_RECORD.name}"
+    if (SHARED_DATA_DIR / "README.md").is_file():
+        return SHARED_DATA_DIR, f"beside the checkout: {unset}"
+    return DEFAULT_DATA_DIR, f"the default: {unset}"
+
+
+def data_dir() -> Path:
+    """Folder holding one sub-folder per dataset, by the one rule the Makefile, the CLI and every kernel follow.
+
+    ``$ISOLIB_DATA_DIR`` if set; else the folder ``make data`` verified and recorded in ``.isolib-data-dir`` at the
+    repository root (:func:`record_data_dir`); else ``../shared/data`` beside the checkout when it holds a
+    ``README.md``; else ``<repo root>/data/raw`` (where ``fetch`` downloads to).
+
+    Raises
+    ------
+    DataError
+        If a file stands there, or the recorded folder no longer exists.
+    """
+    return folder_setting(chosen_data_dir()[0], "ISOLIB_DATA_DIR", DataError)
+
+
+def record_data_dir() -> Path | None:
+    """Record :func:`data_dir` in ``.isolib-data-dir``, so the CLI and kernels started without ISOLIB_DATA_DIR use it.
+
+    The folder the rule gives without a record is not recorded (a record is removed): an absolute path into the
+    checkout would go stale when the checkout moves.
+
+    Returns
+    -------
+    Path or None
+        The folder recorded, or None where none is needed.
+    """
+    folder = data_dir().resolve()
+    if folder == _unrecorded_data_dir()[0].resolve():
+        DATA_DIR_RECORD.unlink(missing_ok=True)
+        return None
+    _write_atomic(DATA_DIR_RECORD, f"{folder}\n".encode())
+    return folder
 
 
 def dataset_path(name: str) -> Path:
@@ -188,12 +248,21 @@ def _verified(dataset: str, file: str) -> Path:
     path = dataset_path(dataset) / file
     status = _status(path, _file_entries(dataset)[file])
     if status != "ok":
+        folder, chosen_by = chosen_data_dir()
         problem = "missing" if status == "missing" else "corrupt (its sha256 differs from data/registry.yaml)"
-        raise DataError(
-            f"Dataset {dataset!r} file {path} is {problem}; "
-            f"run `python -m isolib data fetch {dataset}` or set ISOLIB_DATA_DIR."
-        )
+        raise DataError(f"In the data folder {folder} ({chosen_by}), dataset {dataset!r} file {dataset}/{file} is "
+                        f"{problem}; {remedy(dataset, [(dataset, file)])}.")
     return path
+
+
+def remedy(name: str, files: list[tuple[str, str]]) -> str:
+    """How to mend the missing or corrupt ``files`` (dataset, file) of dataset ``name`` (or ``all``), as the end of a
+    sentence: the data folder's setting first, then a download where a public URL serves one of them."""
+    record = "with `make data ISOLIB_DATA_DIR=FOLDER` (or set ISOLIB_DATA_DIR)"
+    if not any(_file_entries(dataset)[file]["url"] for dataset, file in files):
+        return f"no public URL serves it, so record the folder that holds it {record}"
+    return (f"record the folder that holds the datasets {record}, or download them into this one with "
+            f"`python -m isolib data fetch {name}` (needs a network)")
 
 
 # --------------------------------------------------------------------------- download

@@ -48,8 +48,11 @@ def test_registry_lists_every_dataset_with_provenance():
             assert ("member" in file) == (file.get("archive") in ("zip", "tar", "deb"))
 
 
-def test_data_dir_defaults_to_data_raw_in_the_repository(monkeypatch):
+def test_data_dir_defaults_to_data_raw_in_the_repository(monkeypatch, tmp_path):
     monkeypatch.delenv("ISOLIB_DATA_DIR", raising=False)
+    # Nothing recorded by `make data` and nothing beside the checkout (tests/test_data_folder.py has those).
+    monkeypatch.setattr(datasets, "DATA_DIR_RECORD", tmp_path / ".isolib-data-dir")
+    monkeypatch.setattr(datasets, "SHARED_DATA_DIR", tmp_path / "shared" / "data")
     assert datasets.data_dir() == Path(datasets.__file__).resolve().parents[1] / "data" / "raw"
     assert datasets.dataset_path("stsb") == datasets.data_dir() / "stsb"
 
@@ -297,13 +300,14 @@ def test_corrupt_file_is_refused_with_the_fetch_command(sts13_copy):
     with pytest.raises(DataError) as error:
         datasets.load_sts("sts13")
     message = str(error.value)
-    assert "'sts13'" in message and str(sts13_copy / "STS.input.FNWN.txt") in message and "corrupt" in message
+    assert f"data folder {sts13_copy.parent} " in message and "'sts13' file sts13/STS.input.FNWN.txt" in message
+    assert "corrupt" in message
     assert "`python -m isolib data fetch sts13`" in message
 
 
 def test_missing_file_is_refused_with_the_fetch_command(sts13_copy):
     (sts13_copy / "STS.gs.OnWN.txt").unlink()
-    expected = r"Dataset 'sts13' file .*STS\.gs\.OnWN\.txt is missing; run `python -m isolib data fetch sts13`"
+    expected = r"dataset 'sts13' file sts13/STS\.gs\.OnWN\.txt is missing; .* `python -m isolib data fetch sts13`"
     with pytest.raises(DataError, match=expected):
         datasets.load_sts("sts13")
 
