@@ -81,6 +81,7 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
     executed = folder / f"{notebook}.ipynb"
     executed.parent.mkdir(parents=True, exist_ok=True)
     progress = CellProgress(notebook) if os.environ.get("ISOLIB_PROGRESS") != "0" else None
+    kernel_run = _KernelRun()
     hooks = ({"on_notebook_start": progress.on_notebook_start, "on_cell_start": progress.on_cell_start}
              if progress else {})
     start = time.perf_counter()
@@ -90,7 +91,7 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
         with _kernel_environment():
             papermill.execute_notebook(source, str(executed), parameters=params or None, cwd=str(project.NOTEBOOK_DIR),
                                        kernel_name=kernel, progress_bar=False, log_output=False,
-                                       config=_kernel_manager_config(), **hooks)
+                                       config=_kernel_manager_config(), **kernel_run.hooks(), **hooks)
     except Exception as error:  # a failing notebook is reported, the others still run
         return RunResult(notebook, False, time.perf_counter() - start, executed, _first_line(error))
     finally:
@@ -138,6 +139,41 @@ def _kernel_manager_config():
     from traitlets.config import Config
 
     return Config({"KernelManager": {"transport_encryption": "required" if zmq.has("curve") else "disabled"}})
+
+
+class _KernelRun:
+    """Papermill hooks following whether the kernel runs a cell, and a kernel manager interrupting it at shutdown only then.
+
+    jupyter_client interrupts a kernel (SIGINT) before asking it to shut down, to stop a cell still running.
+    Papermill asks for the shutdown as soon as the reply to its last request (kernel_info) arrives, while the
+    kernel may still be finishing that request with SIGINT armed: after a run that went well, the kernel then
+    logs "KeyboardInterrupt caught in kernel.". A cell still running (the runner stopped by Ctrl-C, a timeout)
+    is interrupted as before.
+    """
+
+    def __init__(self):
+        from jupyter_client import AsyncKernelManager
+
+        self.cell_running = False
+        run = self
+
+        class KernelManager(AsyncKernelManager):
+            async def _async_interrupt_kernel(self) -> None:  # what shutdown_kernel calls first
+                if run.cell_running or not self.shutting_down:
+                    await super()._async_interrupt_kernel()
+
+        self.kernel_manager_class = KernelManager
+
+    def on_cell_execute(self, **_) -> None:
+        self.cell_running = True
+
+    def on_cell_executed(self, **_) -> None:  # after the cell's reply, error or not
+        self.cell_running = False
+
+    def hooks(self) -> dict:
+        """Papermill's keyword arguments: the hooks and the kernel manager class."""
+        return {"on_cell_execute": self.on_cell_execute, "on_cell_executed": self.on_cell_executed,
+                "kernel_manager_class": self.kernel_manager_class}
 
 
 class CellProgress:

@@ -95,17 +95,40 @@ def _tags(nb) -> list[list[str]]:
     return [cell.metadata.get("tags", []) for cell in nb.cells]
 
 
+# The last cell keeps the kernel busy with papermill's last request (kernel_info) after its reply, as a busy
+# machine can: the shutdown that follows the reply finds the kernel still inside that request.
+LINGERING_CELL = """
+# %%
+import time
+
+kernel = get_ipython().kernel
+kernel_info = kernel.shell_handlers["kernel_info_request"]
+
+
+async def lingering_kernel_info(*args):
+    await kernel_info(*args)
+    time.sleep(1)
+
+
+kernel.shell_handlers["kernel_info_request"] = lingering_kernel_info
+"""
+
+
 def test_a_full_run_keeps_its_executed_notebook_with_figures_inline_beside_its_outputs(tiny_project, monkeypatch, capfd):
     """A real kernel on the tiny notebook: the figure is stored as PNG, the copy names no run and no machine;
-    the terminal shows each cell's progress, and no kernel warning."""
+    the terminal shows each cell's progress, and no kernel warning or error, even when the kernel is still
+    finishing papermill's last request as the run ends."""
     monkeypatch.setenv("ISOLIB_PROGRESS", "1")
+    source = tiny_project / "notebooks" / f"{TINY}.py"
+    source.write_text(source.read_text() + LINGERING_CELL)
     result = runner.run_notebook(TINY, "full")
     assert result.ok, result.error
     terminal = capfd.readouterr().err
-    # Four code cells with papermill's injected parameters; each line shows its cell's first line.
-    assert re.search(r"^00_tiny: cell 1 of 4, \d+ s: profile: str = \"quick\"", terminal, re.M)
-    assert re.search(r"^00_tiny: cell 3 of 4, \d+ s: import matplotlib", terminal, re.M)
+    # Five code cells with papermill's injected parameters; each line shows its cell's first line.
+    assert re.search(r"^00_tiny: cell 1 of 5, \d+ s: profile: str = \"quick\"", terminal, re.M)
+    assert re.search(r"^00_tiny: cell 3 of 5, \d+ s: import matplotlib", terminal, re.M)
     assert "without encryption" not in terminal and "WARNING" not in terminal
+    assert "KeyboardInterrupt" not in terminal and "ERROR" not in terminal, terminal
     assert runner.os.environ["ISOLIB_PROGRESS"] == "1", "the kernel's setting does not outlive the run"
     kept = nbformat.read(tiny_project / "figures" / TINY / f"{TINY}.ipynb", as_version=4)
     assert kept.metadata.kernelspec == project.PROJECT_KERNEL
@@ -388,3 +411,26 @@ def test_the_student_command_builds_every_study_by_default():
     assert build_parser().parse_args(["student"]).notebook == "all"
     assert build_parser().parse_args(["student", "01_ethayarajh_contextuality"]).notebook == "01_ethayarajh_contextuality"
     assert student.exercise_notebooks() == [name for name in project.notebook_names() if name != "00_quickstart"]
+
+
+def test_a_kernel_is_interrupted_at_shutdown_only_while_a_cell_runs(monkeypatch):
+    """A runner stopped in the middle of a cell still interrupts it; an idle kernel is shut down without SIGINT."""
+    import asyncio
+
+    from jupyter_client.manager import KernelManager
+
+    interrupted = []
+
+    async def interrupt(manager):
+        interrupted.append(manager.shutting_down)
+
+    monkeypatch.setattr(KernelManager, "_async_interrupt_kernel", interrupt)
+    run = runner._KernelRun()
+    manager = run.kernel_manager_class()
+    asyncio.run(manager._async_interrupt_kernel())  # an interrupt asked for outside a shutdown (a timeout)
+    manager.shutting_down = True
+    run.on_cell_execute(cell=None, cell_index=0)
+    asyncio.run(manager._async_interrupt_kernel())
+    run.on_cell_executed(cell=None, cell_index=0, execute_reply={})
+    asyncio.run(manager._async_interrupt_kernel())
+    assert interrupted == [False, True]
