@@ -403,7 +403,7 @@ def _shown(path: Path) -> Path:
 
 def reproduce(profile: str, only: list[str] | None = None, *, store: bool = False,
               overrides: dict | None = None) -> list[RunResult]:
-    """Run every notebook (or those in ``only``), printing a line per notebook and, after a success, its outputs' place.
+    """Run every notebook (or those in ``only``): a line per notebook, then where a successful run put its outputs.
 
     ``overrides`` (a variant) need exactly one notebook in ``only``: parameters differ between notebooks.
     """
