@@ -22,9 +22,10 @@ and where the full run is. A ``full`` run keeps its executed notebook beside its
 
 Progress
 --------
-While a notebook runs, the runner prints on stderr which of its code cells runs and the time taken
-so far (:class:`CellProgress`); ``ISOLIB_PROGRESS=0`` silences it. Inside the kernel progress bars
-stay off, so that none is stored among the outputs.
+While a notebook runs, the runner shows on stderr which of its code cells runs, by the heading of its
+section (:func:`cell_descriptions`), and for how long (:class:`CellProgress`); ``ISOLIB_PROGRESS=0``
+silences it. Inside the kernel progress bars stay off, so that none is stored among the outputs. After
+each notebook, a line says where its outputs and its results page (``RESULTS.md``) are.
 
 Variants
 --------
@@ -41,8 +42,10 @@ rerun with the committed results, :mod:`isolib.comparison`; student copies, :mod
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -59,6 +62,7 @@ class RunResult:
     seconds: float
     executed: Path
     error: str = ""
+    outputs: Path | None = None  # the folder of its figures and tables
 
 
 def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: str = "python3",
@@ -81,16 +85,20 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
     executed = folder / f"{notebook}.ipynb"
     executed.parent.mkdir(parents=True, exist_ok=True)
     progress = CellProgress(notebook) if os.environ.get("ISOLIB_PROGRESS") != "0" else None
+    kernel_run = _KernelRun()
     hooks = ({"on_notebook_start": progress.on_notebook_start, "on_cell_start": progress.on_cell_start}
              if progress else {})
     start = time.perf_counter()
     try:
         source = without_quick_run_note(jupytext.read(project.NOTEBOOK_DIR / f"{notebook}.py"))
         params = parameters(notebook, profile, overrides, output=output)
+        # The quick profile injects nothing: its notebooks' default output_dir is the profile's folder.
+        outputs = (Path(os.path.normpath(project.NOTEBOOK_DIR / params["output_dir"])) if "output_dir" in params
+                   else project.output_dir(notebook, profile))
         with _kernel_environment():
             papermill.execute_notebook(source, str(executed), parameters=params or None, cwd=str(project.NOTEBOOK_DIR),
                                        kernel_name=kernel, progress_bar=False, log_output=False,
-                                       config=_kernel_manager_config(), **hooks)
+                                       config=_kernel_manager_config(), **kernel_run.hooks(), **hooks)
     except Exception as error:  # a failing notebook is reported, the others still run
         return RunResult(notebook, False, time.perf_counter() - start, executed, _first_line(error))
     finally:
@@ -101,7 +109,7 @@ def run_notebook(notebook: str, profile: str, *, store: bool = False, kernel: st
         store_quick_results(project.output_dir(notebook, "quick"), project.QUICK_RESULTS_DIR / notebook)
     if keeps_full_run:
         store_full_run(executed, project.FIGURES_DIR / notebook / f"{notebook}.ipynb")
-    return RunResult(notebook, True, time.perf_counter() - start, executed)
+    return RunResult(notebook, True, time.perf_counter() - start, executed, outputs=outputs)
 
 
 @contextmanager
@@ -140,29 +148,93 @@ def _kernel_manager_config():
     return Config({"KernelManager": {"transport_encryption": "required" if zmq.has("curve") else "disabled"}})
 
 
-class CellProgress:
-    """Papermill hooks printing, on the runner's stderr, the code cell a notebook runs and the time it has taken.
+class _KernelRun:
+    """Papermill hooks following whether the kernel runs a cell, and a kernel manager interrupting it at shutdown only then.
 
-    The hooks run in the runner's process, so nothing of it reaches the executed notebook. On a
-    terminal the line is rewritten in place; elsewhere (a log file, CI) each cell gets a line.
+    jupyter_client interrupts a kernel (SIGINT) before asking it to shut down, to stop a cell still running.
+    Papermill asks for the shutdown as soon as the reply to its last request (kernel_info) arrives, while the
+    kernel may still be finishing that request with SIGINT armed: after a run that went well, the kernel then
+    logs "KeyboardInterrupt caught in kernel.". A cell still running (the runner stopped by Ctrl-C, a timeout)
+    is interrupted as before.
     """
 
-    def __init__(self, notebook: str, stream=None):
+    def __init__(self):
+        from jupyter_client import AsyncKernelManager
+
+        self.cell_running = False
+        run = self
+
+        class KernelManager(AsyncKernelManager):
+            async def _async_interrupt_kernel(self) -> None:  # what shutdown_kernel calls first
+                if run.cell_running or not self.shutting_down:
+                    await super()._async_interrupt_kernel()
+
+        self.kernel_manager_class = KernelManager
+
+    def on_cell_execute(self, **_) -> None:
+        self.cell_running = True
+
+    def on_cell_executed(self, **_) -> None:  # after the cell's reply, error or not
+        self.cell_running = False
+
+    def hooks(self) -> dict:
+        """Papermill's keyword arguments: the hooks and the kernel manager class."""
+        return {"on_cell_execute": self.on_cell_execute, "on_cell_executed": self.on_cell_executed,
+                "kernel_manager_class": self.kernel_manager_class}
+
+
+class CellProgress:
+    """Papermill hooks showing on the runner's stderr the code cell a notebook runs, in its author's words, and how long.
+
+    The hooks and a thread run in the runner's process, so nothing of it reaches the executed notebook. On a
+    terminal one line is rewritten in place every ``refresh`` seconds; elsewhere (a log file, CI) a cell gets
+    a line when it starts and another every ``every`` seconds it keeps running.
+    """
+
+    def __init__(self, notebook: str, stream=None, *, refresh: float = 1.0, every: float = 30.0, clock=time.monotonic):
         self.notebook = notebook
         self.stream = stream or sys.stderr
         self.in_place = self.stream.isatty()
-        self.start = time.perf_counter()
-        self.code_cells: list[int] = []
+        self.refresh, self.every, self.clock = refresh, every, clock
+        self.descriptions: dict[int, str] = {}
+        self.cell: int | None = None  # the index of the running code cell
+        self.started = self.next_line = 0.0
+        self.lock = threading.Lock()  # the hooks and the thread write
+        self.stopped = threading.Event()
+        self.thread: threading.Thread | None = None
 
     def on_notebook_start(self, notebook, **_) -> None:
-        self.code_cells = [index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+        self.descriptions = cell_descriptions(notebook)
+        self.thread = threading.Thread(target=self._tick, name=f"progress of {self.notebook}", daemon=True)
+        self.thread.start()
 
     def on_cell_start(self, cell, cell_index: int, **_) -> None:
-        if cell_index not in self.code_cells:
+        if cell_index not in self.descriptions:
             return
-        first_line = next((line.strip() for line in cell.source.splitlines() if line.strip()), "")
-        line = (f"{self.notebook}: cell {self.code_cells.index(cell_index) + 1} of {len(self.code_cells)}, "
-                f"{_duration(time.perf_counter() - self.start)}: {first_line}")
+        with self.lock:
+            self.cell, self.started, self.next_line = cell_index, self.clock(), self.every
+            self._write(0.0)
+
+    def update(self) -> None:
+        """Rewrite the line on a terminal; elsewhere, write one if the cell has run ``every`` seconds more."""
+        with self.lock:
+            if self.cell is None:
+                return
+            elapsed = self.clock() - self.started
+            if self.in_place:
+                self._write(elapsed)
+            elif elapsed >= self.next_line:
+                self.next_line = (elapsed // self.every + 1) * self.every
+                self._write(elapsed)
+
+    def _tick(self) -> None:
+        while not self.stopped.wait(self.refresh):
+            self.update()
+
+    def _write(self, elapsed: float) -> None:
+        position = list(self.descriptions).index(self.cell) + 1
+        line = (f"{self.notebook}: cell {position} of {len(self.descriptions)}, {_duration(elapsed)}: "
+                f"{self.descriptions[self.cell]}")
         if self.in_place:
             width = shutil.get_terminal_size().columns - 1
             self.stream.write("\r\x1b[K" + line[:width])  # carriage return, then erase the previous line
@@ -171,10 +243,37 @@ class CellProgress:
         self.stream.flush()
 
     def close(self) -> None:
-        """Erase the in-place line, so that the notebook's result line takes its place."""
+        """Stop the thread and erase the in-place line, so that the notebook's result line takes its place."""
+        self.stopped.set()
+        if self.thread:
+            self.thread.join()
         if self.in_place:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
+
+
+# A markdown heading; a tool's marker in code, alone on its line or after the code: nbval's ``# NBVAL_CHECK_OUTPUT``,
+# nbgrader's ``### BEGIN SOLUTION`` (a comment in capitals).
+_HEADING = re.compile(r"#{1,6}\s+(.+?)[\s#]*")
+_TOOL_MARKER = re.compile(r"\s*#+[A-Z_ ]*$")
+
+
+def cell_descriptions(nb) -> dict[int, str]:
+    """What each code cell of ``nb`` does, in its author's words, by cell index (blank cells, never run, left out).
+
+    The last heading above the cell (the section it is in), else its first comment line, else its first line;
+    a tool's marker is never one.
+    """
+    descriptions, heading = {}, ""
+    for index, cell in enumerate(nb.cells):
+        lines = [line.strip() for line in cell.source.splitlines() if line.strip()]
+        if cell.cell_type == "markdown":
+            heading = next((match[1] for line in reversed(lines) if (match := _HEADING.fullmatch(line))), heading)
+        elif cell.cell_type == "code" and lines:
+            said = [text for text in (_TOOL_MARKER.sub("", line) for line in lines) if text]
+            comment = next((line.lstrip("#").strip() for line in said if line.startswith("#")), "")
+            descriptions[index] = heading or comment or next(iter(said), "")
+    return descriptions
 
 
 def _duration(seconds: float) -> str:
@@ -297,9 +396,14 @@ def _first_line(error: Exception) -> str:
     return (lines[-1] if lines else type(error).__name__)[:200]
 
 
+def _shown(path: Path) -> Path:
+    """``path`` as a user reads it: relative to the repository where it lies inside."""
+    return path.relative_to(project.REPO_ROOT) if path.is_relative_to(project.REPO_ROOT) else path
+
+
 def reproduce(profile: str, only: list[str] | None = None, *, store: bool = False,
               overrides: dict | None = None) -> list[RunResult]:
-    """Run every notebook (or those in ``only``), printing one line per notebook.
+    """Run every notebook (or those in ``only``): a line per notebook, then where a successful run put its outputs.
 
     ``overrides`` (a variant) need exactly one notebook in ``only``: parameters differ between notebooks.
     """
@@ -317,9 +421,12 @@ def reproduce(profile: str, only: list[str] | None = None, *, store: bool = Fals
     for name in names:
         result = run_notebook(name, profile, store=store, overrides=overrides)
         status = "ok    " if result.ok else "FAILED"
-        shown = result.executed.relative_to(project.REPO_ROOT) if result.executed.is_relative_to(project.REPO_ROOT) else result.executed
-        detail = f"  {result.error} (see {shown})" if not result.ok else ""
+        detail = f"  {result.error} (see {_shown(result.executed)})" if not result.ok else ""
         print(f"{status} {name:<36} {result.seconds:7.1f} s{detail}", flush=True)
+        if result.ok:
+            page = result.outputs / "RESULTS.md"
+            print(f"{'':7}outputs in {_shown(result.outputs)}/"
+                  + (f", results page {_shown(page)}" if page.exists() else ""), flush=True)
         results.append(result)
     if profile == "full" and not overrides:
         from isolib.findings import write_overview

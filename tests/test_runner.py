@@ -1,9 +1,11 @@
 """The runner on tiny stand-in notebooks: what each run stores where, its progress, its parameter checks."""
 
+import io
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import jupytext
@@ -35,14 +37,21 @@ profile: str = "quick"  # which profile produced this run
 output_dir: str = "../build/quick/figures/00_tiny"  # folder for figures and tables
 n_points: int = 3  # points plotted; 0 plots none
 
+# %% [markdown]
+# ## A plot
+
 # %%
 import matplotlib.pyplot as plt
 
 plt.plot(range(n_points))
 plt.show()
 
+# %% [markdown]
+# ## What was run
+
 # %%
-print(profile, output_dir)  # NBVAL_CHECK_OUTPUT
+# NBVAL_CHECK_OUTPUT
+print(profile, output_dir)
 '''
 
 
@@ -95,17 +104,41 @@ def _tags(nb) -> list[list[str]]:
     return [cell.metadata.get("tags", []) for cell in nb.cells]
 
 
+# The last cell keeps the kernel busy with papermill's last request (kernel_info) after its reply, as a busy
+# machine can: the shutdown that follows the reply finds the kernel still inside that request.
+LINGERING_CELL = """
+# %%
+import time
+
+kernel = get_ipython().kernel
+kernel_info = kernel.shell_handlers["kernel_info_request"]
+
+
+async def lingering_kernel_info(*args):
+    await kernel_info(*args)
+    time.sleep(1)
+
+
+kernel.shell_handlers["kernel_info_request"] = lingering_kernel_info
+"""
+
+
 def test_a_full_run_keeps_its_executed_notebook_with_figures_inline_beside_its_outputs(tiny_project, monkeypatch, capfd):
     """A real kernel on the tiny notebook: the figure is stored as PNG, the copy names no run and no machine;
-    the terminal shows each cell's progress, and no kernel warning."""
+    the terminal shows each cell's progress, and no kernel warning or error, even when the kernel is still
+    finishing papermill's last request as the run ends."""
     monkeypatch.setenv("ISOLIB_PROGRESS", "1")
+    source = tiny_project / "notebooks" / f"{TINY}.py"
+    source.write_text(source.read_text() + LINGERING_CELL)
     result = runner.run_notebook(TINY, "full")
     assert result.ok, result.error
     terminal = capfd.readouterr().err
-    # Four code cells with papermill's injected parameters; each line shows its cell's first line.
-    assert re.search(r"^00_tiny: cell 1 of 4, \d+ s: profile: str = \"quick\"", terminal, re.M)
-    assert re.search(r"^00_tiny: cell 3 of 4, \d+ s: import matplotlib", terminal, re.M)
+    # Five code cells with papermill's injected parameters; each line shows its cell's section.
+    assert re.search(r"^00_tiny: cell 1 of 5, 0 s: A tiny notebook$", terminal, re.M)
+    assert re.search(r"^00_tiny: cell 3 of 5, 0 s: A plot$", terminal, re.M)
+    assert re.search(r"^00_tiny: cell 4 of 5, 0 s: What was run$", terminal, re.M)
     assert "without encryption" not in terminal and "WARNING" not in terminal
+    assert "KeyboardInterrupt" not in terminal and "ERROR" not in terminal, terminal
     assert runner.os.environ["ISOLIB_PROGRESS"] == "1", "the kernel's setting does not outlive the run"
     kept = nbformat.read(tiny_project / "figures" / TINY / f"{TINY}.ipynb", as_version=4)
     assert kept.metadata.kernelspec == project.PROJECT_KERNEL
@@ -176,27 +209,108 @@ def test_progress_is_one_line_per_code_cell_off_a_terminal_and_quiet_under_isoli
     assert capsys.readouterr().err == ""
     monkeypatch.delenv("ISOLIB_PROGRESS")
     assert runner.run_notebook(TINY, "quick").ok
-    lines = capsys.readouterr().err.splitlines()
-    assert [line.split(", ")[0] for line in lines] == ["00_tiny: cell 1 of 3", "00_tiny: cell 2 of 3", "00_tiny: cell 3 of 3"]
-    assert lines[1].endswith(": import matplotlib.pyplot as plt")
+    assert capsys.readouterr().err.splitlines() == ["00_tiny: cell 1 of 3, 0 s: A tiny notebook",
+                                                    "00_tiny: cell 2 of 3, 0 s: A plot",
+                                                    "00_tiny: cell 3 of 3, 0 s: What was run"]
 
 
-def test_progress_on_a_terminal_rewrites_one_line_and_erases_it_at_the_end():
-    import io
+def _code_cells(*sources: str) -> list:
+    return [nbformat.v4.new_code_cell(source) for source in sources]
 
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
 
-    terminal = Terminal()
-    progress = runner.CellProgress(TINY, terminal)
-    cells = [nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("y = 2")]
+def test_a_cell_is_described_by_its_section_else_its_first_comment_never_by_a_marker():
+    cells = [*_code_cells("# NBVAL_CHECK_OUTPUT\nx = 1\n# the first value", "### BEGIN SOLUTION\ny = 2  # why",
+                          "print(x)  # NBVAL_CHECK_OUTPUT", "  \n"),
+             nbformat.v4.new_markdown_cell("Text, no heading"),
+             nbformat.v4.new_markdown_cell("# Title\n\nText\n\n## Data: the sentences ##\n\nMore text"),
+             *_code_cells("# NBVAL_CHECK_OUTPUT\ncorpus = 1"),
+             nbformat.v4.new_markdown_cell("**The paper** found 0.1"),
+             *_code_cells("print(corpus)")]
+    assert runner.cell_descriptions(nbformat.v4.new_notebook(cells=cells)) == {
+        0: "the first value", 1: "y = 2  # why", 2: "print(x)", 6: "Data: the sentences", 8: "Data: the sentences"}
+
+
+def test_no_cell_of_the_quickstart_is_described_by_a_marker():
+    descriptions = runner.cell_descriptions(jupytext.read(project.NOTEBOOK_DIR / "00_quickstart.py"))
+    assert "Embeddings of every layer" in descriptions.values()
+    assert not [text for text in descriptions.values() if "NBVAL" in text or text.startswith("#")]
+
+
+class _Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def _started(progress, *sources: str):
+    """``progress`` on a notebook of a title and code cells ``sources``, its first code cell started."""
+    cells = [nbformat.v4.new_markdown_cell("# Title"), *_code_cells(*sources)]
     progress.on_notebook_start(notebook=nbformat.v4.new_notebook(cells=cells))
-    for index, cell in enumerate(cells):
-        progress.on_cell_start(cell=cell, cell_index=index)
+    progress.on_cell_start(cell=cells[1], cell_index=1)
+    return cells
+
+
+def test_a_run_ends_with_a_line_naming_its_outputs_and_its_results_page(tiny_project, fake_papermill, capsys):
+    assert [result.ok for result in runner.reproduce("quick", [TINY])] == [True]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("ok     00_tiny ") and lines[1:] == ["       outputs in build/quick/figures/00_tiny/"]
+    variant = project.variant_dir(TINY, "full", {"n_points": 2}) / "figures"
+    variant.mkdir(parents=True)
+    (variant / "RESULTS.md").write_text("# Results\n")  # as a study's notebook writes it
+    assert [result.ok for result in runner.reproduce("full", [TINY], overrides={"n_points": 2})] == [True]
+    shown = variant.relative_to(tiny_project)
+    assert capsys.readouterr().out.splitlines()[1:] == [f"       outputs in {shown}/, results page {shown}/RESULTS.md"]
+
+
+def test_off_a_terminal_a_long_cell_gets_a_line_every_30_seconds():
+    clock, log = _Clock(), io.StringIO()
+    progress = runner.CellProgress(TINY, log, refresh=600, clock=clock)
+    cells = _started(progress, "x = 1", "y = 2")
+    for seconds in (1, 29, 30, 31, 59, 65, 91):
+        clock.now = 100 + seconds
+        progress.update()
+    progress.on_cell_start(cell=cells[2], cell_index=2)
     progress.close()
-    assert terminal.getvalue() == ("\r\x1b[K00_tiny: cell 1 of 2, 0 s: x = 1" "\r\x1b[K00_tiny: cell 2 of 2, 0 s: y = 2"
-                                   "\r\x1b[K")
+    assert log.getvalue().splitlines() == [f"00_tiny: cell {cell} of 2, {elapsed}: Title" for cell, elapsed in [
+        (1, "0 s"), (1, "30 s"), (1, "1 min 05 s"), (1, "1 min 31 s"), (2, "0 s")]]
+
+
+def test_on_a_terminal_the_line_ticks_in_place_and_is_erased_at_the_end():
+    clock, terminal = _Clock(), _Terminal()
+    progress = runner.CellProgress(TINY, terminal, refresh=600, clock=clock)
+    cells = _started(progress, "x = 1", "y = 2")
+    clock.now += 1
+    progress.update()
+    clock.now += 64
+    progress.update()
+    progress.on_cell_start(cell=cells[2], cell_index=2)
+    progress.close()
+    assert terminal.getvalue() == ("\r\x1b[K00_tiny: cell 1 of 2, 0 s: Title" "\r\x1b[K00_tiny: cell 1 of 2, 1 s: Title"
+                                   "\r\x1b[K00_tiny: cell 1 of 2, 1 min 05 s: Title"
+                                   "\r\x1b[K00_tiny: cell 2 of 2, 0 s: Title" "\r\x1b[K")
+
+
+def test_the_line_ticks_by_itself_until_the_run_ends():
+    terminal = _Terminal()
+    progress = runner.CellProgress(TINY, terminal, refresh=0.01)
+    _started(progress, "x = 1")
+    deadline = time.monotonic() + 10
+    while terminal.getvalue().count("\r") < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    progress.close()
+    written = terminal.getvalue()
+    assert len(re.findall(r"\r\x1b\[K00_tiny: cell 1 of 1, \d+ s: Title", written)) >= 4, "the thread rewrote the line"
+    time.sleep(0.05)
+    assert terminal.getvalue() == written and written.endswith("\r\x1b[K"), "nothing is written after the run"
 
 
 @pytest.mark.parametrize(("seconds", "text"), [(0.4, "0 s"), (59, "59 s"), (185, "3 min 05 s"), (3720, "1 h 02 min")])
@@ -398,3 +512,26 @@ def test_the_student_command_builds_every_study_by_default():
     assert build_parser().parse_args(["student"]).notebook == "all"
     assert build_parser().parse_args(["student", "01_ethayarajh_contextuality"]).notebook == "01_ethayarajh_contextuality"
     assert student.exercise_notebooks() == [name for name in project.notebook_names() if name != "00_quickstart"]
+
+
+def test_a_kernel_is_interrupted_at_shutdown_only_while_a_cell_runs(monkeypatch):
+    """A runner stopped in the middle of a cell still interrupts it; an idle kernel is shut down without SIGINT."""
+    import asyncio
+
+    from jupyter_client.manager import KernelManager
+
+    interrupted = []
+
+    async def interrupt(manager):
+        interrupted.append(manager.shutting_down)
+
+    monkeypatch.setattr(KernelManager, "_async_interrupt_kernel", interrupt)
+    run = runner._KernelRun()
+    manager = run.kernel_manager_class()
+    asyncio.run(manager._async_interrupt_kernel())  # an interrupt asked for outside a shutdown (a timeout)
+    manager.shutting_down = True
+    run.on_cell_execute(cell=None, cell_index=0)
+    asyncio.run(manager._async_interrupt_kernel())
+    run.on_cell_executed(cell=None, cell_index=0, execute_reply={})
+    asyncio.run(manager._async_interrupt_kernel())
+    assert interrupted == [False, True]
