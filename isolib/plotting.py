@@ -10,6 +10,7 @@ it, which :func:`isolib.comparison.compare_outputs` reads.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -223,14 +224,42 @@ def show_table(table: pd.DataFrame, *, digits: int = 3):
     IPython.display.Markdown
         The last expression of a cell shows it rendered; its plain-text form is the Markdown source.
     """
-    return _MarkdownTable(markdown_table(table, digits=digits))
+    return _Shown(markdown_table(table, digits=digits))
 
 
-class _MarkdownTable(Markdown):
-    """Markdown whose plain-text form (stored in notebooks beside the rendered one) is the Markdown source."""
+def show_text(text: str):
+    """``text`` for display in a notebook as Markdown, one paragraph per line, wrapped between words.
+
+    JupyterLab breaks a printed line that is wider than the page anywhere, inside a word too ("minil m");
+    a browser wraps rendered Markdown at spaces. Markdown's punctuation in ``text`` is escaped, so that
+    ``S_inter`` or ``[95% CI ...]`` read as written.
+
+    Returns
+    -------
+    IPython.display.Markdown
+        Shown by ``display``, or as the last expression of a cell; its plain-text form is ``text``.
+    """
+    # Leading spaces would make a code block; a line is a paragraph, so they are dropped from the Markdown.
+    paragraphs = [_MARKDOWN_LIST_START.sub(r"\1\\\2", _MARKDOWN_PUNCTUATION.sub(r"\\\g<0>", line.strip()))
+                  for line in text.splitlines() if line.strip()]
+    return _Shown("\n\n".join(paragraphs), plain=text)
+
+
+# What Markdown would read as markup inside a line (emphasis, links, code, HTML, tables, math), and at its start.
+_MARKDOWN_PUNCTUATION = re.compile(r"[\\`*_\[\]<>#|~$&+=-]")
+_MARKDOWN_LIST_START = re.compile(r"^(\d+)([.)])")
+
+
+class _Shown(Markdown):
+    """Markdown whose plain-text form (stored in notebooks beside the rendered one) is ``plain``, by default the
+    Markdown source."""
+
+    def __init__(self, markdown: str, *, plain: str | None = None):
+        super().__init__(markdown)
+        self.plain = markdown if plain is None else plain
 
     def __repr__(self) -> str:
-        return self.data
+        return self.plain
 
 
 def plot_per_layer(table: pd.DataFrame, value: str, *, ax=None, model: str = "model", layer: str = "layer",

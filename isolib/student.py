@@ -13,8 +13,8 @@ from isolib.runner import without_quick_run_note
 RELEASE_STEPS = ("IncludeHeaderFooter", "InstantiateTests", "LockCells", "ClearSolutions", "ClearOutput",
                  "CheckCellMetadata", "ComputeChecksums", "ClearHiddenTests", "ClearMarkScheme", "ComputeChecksums",
                  "CheckCellMetadata")
-# An nbval marker: a comment line of its own (the form nbval reads), or a trailing comment.
-_NBVAL_MARKER = re.compile(r"^[ \t]*#+[ \t]*NBVAL_\w+[ \t]*(?:\n|$)|[ \t]+#+[ \t]*NBVAL_\w+[ \t]*$", re.M)
+# nbval's cell tags (nbval-check-output ...): which outputs `make test` compares in the committed quick run.
+_NBVAL_TAG = "nbval-"
 _SOLUTION_CELL = re.compile(r'^# %% .*nbgrader=\{[^\n]*"solution": true', re.M)
 
 
@@ -29,14 +29,17 @@ def student_output_dir(notebook: str) -> str:
 
 
 def for_students(nb, notebook: str):
-    """``nb`` without its quick-run note and nbval markers, its ``output_dir`` set to :func:`student_output_dir`.
+    """``nb`` without its quick-run note and nbval's cell tags, its ``output_dir`` set to :func:`student_output_dir`.
 
-    The note's links and the markers are for the committed quick run; nbgrader's cells are left as they are.
+    The note's links and the tags are for the committed quick run; nbgrader's cells are left as they are.
     """
     nb = without_quick_run_note(nb)
     for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.source = _NBVAL_MARKER.sub("", cell.source)
+        tags = [tag for tag in cell.metadata.get("tags", []) if not tag.startswith(_NBVAL_TAG)]
+        if tags:
+            cell.metadata["tags"] = tags
+        else:
+            cell.metadata.pop("tags", None)
         if "parameters" in cell.metadata.get("tags", []):
             cell.source, found = re.subn(r'^(output_dir: str = )"[^"\n]*"', rf'\1"{student_output_dir(notebook)}"',
                                          cell.source, count=1, flags=re.M)
@@ -51,7 +54,7 @@ def student_copy(notebook: str, folder: Path | None = None) -> Path:
     The committed notebook goes through nbgrader's own preprocessors (:data:`RELEASE_STEPS`): each solution
     region becomes nbgrader's ``# YOUR CODE HERE`` stub, hidden tests go, the autograded test cells are
     locked and checksummed, outputs are cleared and the nbgrader metadata is validated. Before that the
-    quick-run note and the nbval markers go, and ``output_dir`` is set to :func:`student_output_dir`, so
+    quick-run note and nbval's cell tags go, and ``output_dir`` is set to :func:`student_output_dir`, so
     the copy writes into a folder beside itself. The copy goes to ``folder/<notebook>.ipynb`` (default
     ``build/student/``), never into ``notebooks/``, and runs from there as it is (its data and cache
     paths do not depend on where it lies).

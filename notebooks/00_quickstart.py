@@ -61,8 +61,7 @@ set_style()
 # Both sides of every pair, de-duplicated, as in Ethayarajh (2019). The quick profile
 # samples a few hundred of them.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 corpus = sts_sentences()
 sentences = sample_sentences(corpus, n_sentences, random_state=random_state)
 print(f"{len(sentences)} of {len(corpus)} distinct STS sentences")
@@ -72,8 +71,7 @@ print(f"{len(sentences)} of {len(corpus)} distinct STS sentences")
 #
 # `embed` runs each model once and caches every layer on disk; a rerun reads the cache.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 embeddings = {name: embed(name, sentences, dtype=storage_dtype, device=device) for name in models}
 for name, result in embeddings.items():
     content = ~result.tokens.is_special
@@ -99,8 +97,7 @@ plt.show()
 # (0.477 in layer 12), and GPT-2's at 0.61 in layer 0, reaching 0.978 in its last layer. Notebook 01
 # judges each such finding; here, the numbers:
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 print(f"This run: average cosine at the first, middle and last layer: "
       f"{describe_layers(per_layer, 'average_cosine')}.")
 

@@ -93,9 +93,9 @@ from IPython.display import Markdown, display
 
 from isolib.datasets import load_wordnet_pos, sample_sentences
 from isolib.evidence import judge, save_evidence
-from isolib.findings import count_line, findings_table, verdicts
+from isolib.findings import count_line, findings_table, verdict_table, verdicts
 from isolib.models import load_static
-from isolib.plotting import describe_layers, per_layer_figure, save_figure, save_table, set_style, show_table
+from isolib.plotting import describe_layers, per_layer_figure, save_figure, save_table, set_style, show_table, show_text
 from isolib.project import check_output_dir
 from isolib.runner import peak_memory_gib
 from isolib.studies.ethayarajh_contextuality import claims, compute, figures, static_vectors
@@ -111,8 +111,7 @@ check_output_dir(profile, output_dir)
 # (the paper's data), or the SNLI dev sentences (the slides' data). The quick profile samples
 # 1,500 of them; the full and paper profiles take all 38,359.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 all_sentences = compute.corpus_sentences(corpus)
 sentences = sample_sentences(all_sentences, n_sentences, random_state=random_state)
 print(f"{len(sentences)} of {len(all_sentences)} distinct {corpus.upper()} sentences")
@@ -141,8 +140,7 @@ print(f"{len(sentences)} of {len(all_sentences)} distinct {corpus.upper()} sente
 # mean norm of each sentence's first token over that of its other tokens (special tokens aside;
 # punctuation counted), per layer.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 static = load_static(static_baseline)
 view_tables = {}
 for name in models:
@@ -212,12 +210,10 @@ plt.show()
 # higher layers: BERT 0.105 at layer 0, 0.42 at layer 6, 0.675 at layer 11 (0.477 at layer 12);
 # GPT-2 about 0.6 in layers 0–9, 0.978 in its last layer.
 
-# %%
-# NBVAL_CHECK_OUTPUT
-print(f"This run: average cosine between random words at the first, middle and last layer: "
-      f"{describe_layers(per_layer, 'baseline_cosine')}.")
-print(verdicts(layer_verdicts,
-               ["Anisotropy", "average cosine between random words"]))
+# %% tags=["nbval-check-output"]
+display(show_text(f"This run: average cosine between random words at the first, middle and last layer: "
+                  f"{describe_layers(per_layer, 'baseline_cosine')}."))
+show_table(verdict_table(layer_verdicts, ["Anisotropy", "average cosine between random words"]))
 
 # %% [markdown]
 # ## Figure 2 — self-similarity, adjusted for anisotropy
@@ -233,11 +229,10 @@ plt.show()
 # context-specific once adjusted).
 
 # %%
-print(f"This run: adjusted self-similarity at the first, middle and last layer: "
-      f"{describe_layers(per_layer, 'self_similarity_adjusted')} "
-      f"(raw: {describe_layers(per_layer, 'self_similarity')}).")
-print(verdicts(layer_verdicts,
-               ["Self-similarity falls", "mean raw self-similarity", "Slides: self- and intra"]))
+display(show_text(f"This run: adjusted self-similarity at the first, middle and last layer: "
+                  f"{describe_layers(per_layer, 'self_similarity_adjusted')} "
+                  f"(raw: {describe_layers(per_layer, 'self_similarity')})."))
+show_table(verdict_table(layer_verdicts, ["Self-similarity falls", "mean raw self-similarity", "Slides: self- and intra"]))
 
 # %% [markdown]
 # ## Figure 3 — intra-sentence similarity, adjusted for anisotropy
@@ -259,10 +254,10 @@ plt.show()
 # view with a start token in front of each sentence.
 
 # %%
-print(f"This run: adjusted intra-sentence similarity at the first, middle and last layer: "
-      f"{describe_layers(per_layer, 'intra_similarity_adjusted')}.")
-print(verdicts(layer_verdicts,
-               ["BERT: same-sentence", "GPT-2: same-sentence", "ELMo: same-sentence", "mean raw intra-sentence"]))
+display(show_text(f"This run: adjusted intra-sentence similarity at the first, middle and last layer: "
+                  f"{describe_layers(per_layer, 'intra_similarity_adjusted')}."))
+show_table(verdict_table(layer_verdicts,
+                         ["BERT: same-sentence", "GPT-2: same-sentence", "ELMo: same-sentence", "mean raw intra-sentence"]))
 
 # %% [markdown]
 # ## Figure 4 — maximum explainable variance, adjusted for anisotropy
@@ -283,12 +278,11 @@ plt.show()
 # model, and that many words have a raw MEV below the baseline.
 
 # %%
-print(f"This run: mean adjusted MEV (uncentred) at the first, middle and last layer: "
-      f"{describe_layers(per_layer, 'mev_adjusted')}; centred: {describe_layers(per_layer, 'mev_centred_adjusted')}; "
-      f"the authors' estimator: {describe_layers(per_layer, 'mev_authors_adjusted')}; share of words below the "
-      f"baseline: {describe_layers(per_layer, 'mev_below_baseline')}.")
-print(verdicts(layer_verdicts,
-               ["Less than 5%", "Many words have a raw MEV", "BERT: raw MEV", "GPT-2: raw MEV"]))
+display(show_text(f"This run: mean adjusted MEV (uncentred) at the first, middle and last layer: "
+                  f"{describe_layers(per_layer, 'mev_adjusted')}; centred: {describe_layers(per_layer, 'mev_centred_adjusted')}; "
+                  f"the authors' estimator: {describe_layers(per_layer, 'mev_authors_adjusted')}; share of words below the "
+                  f"baseline: {describe_layers(per_layer, 'mev_below_baseline')}."))
+show_table(verdict_table(layer_verdicts, ["Less than 5%", "Many words have a raw MEV", "BERT: raw MEV", "GPT-2: raw MEV"]))
 
 # %% [markdown]
 # ## Table — the words of lowest self-similarity
@@ -306,11 +300,10 @@ show_table(lowest, digits=2)
 
 # %%
 upper = lowest[lowest.layer > 0]
-print("This run: share of stopwords among the "
-      f"{n_lowest} words of lowest self-similarity (median over non-input layers): "
-      + "; ".join(f"{name} {group.stopword_share.median():.1f}" for name, group in upper.groupby("model", sort=False))
-      + ".")
-print(verdicts(layer_verdicts, ["Stopwords have the lowest"]))
+show_text("This run: share of stopwords among the "
+          f"{n_lowest} words of lowest self-similarity (median over non-input layers): "
+          + "; ".join(f"{name} {group.stopword_share.median():.1f}" for name, group in upper.groupby("model", sort=False))
+          + ".\n" + verdicts(layer_verdicts, ["Stopwords have the lowest"]))
 
 # %% [markdown]
 # ## Figure — MEV of single words across layers (slides)
@@ -338,15 +331,15 @@ plt.show()
 
 # %%
 found = examples.pivot_table(index=["model", "word"], values=["mev", "n_contexts"], aggfunc="mean")
-print("This run: mean raw MEV over layers: "
-      + "; ".join(f"{model} {word} {row.mev:.2f} ({int(row.n_contexts)} sentences)"
-                  for (model, word), row in found.iterrows()) + ".")
 wordnet = load_wordnet_pos()
 evidence["example_pairs"] = {label: compute.example_word_pairs(per_word[per_word.model == label], wordnet,
                                                               n_pairs=n_word_pairs) for label in labels}
-for label, pairs in evidence["example_pairs"].items():
-    print(f"{label}: (noun, verb) pairs of the finding: " + ", ".join(f"{noun}/{verb}" for noun, verb in pairs))
-print(verdicts(claims.findings(evidence), ["Slides: a concrete noun"]))
+mev_text = ("This run: mean raw MEV over layers: "
+            + "; ".join(f"{model} {word} {row.mev:.2f} ({int(row.n_contexts)} sentences)"
+                        for (model, word), row in found.iterrows()) + ".")
+pairs_text = [f"{label}: (noun, verb) pairs of the finding: " + ", ".join(f"{noun}/{verb}" for noun, verb in pairs)
+              for label, pairs in evidence["example_pairs"].items()]
+show_text("\n".join([mev_text, *pairs_text, verdicts(claims.findings(evidence), ["Slides: a concrete noun"])]))
 
 # %% [markdown]
 # ## Table 1 — static embeddings from the first principal component
@@ -378,13 +371,15 @@ display(Markdown("**Coverage** (share of each benchmark's items scored; the rest
 # ELMo beating GloVe and FastText, lower layers beating upper ones, and GPT-2's far worse.
 
 # %%
+mean_scores_text = []
 for name in labels:
     scores = table1.set_index(["model", "embedding"]).loc[name, benchmarks]
     mean_scores = scores.mean(axis=1)
-    print(f"This run, {name}: mean score over benchmarks "
-          + ", ".join(f"{embedding} {value:.2f}" for embedding, value in mean_scores.items())
-          + f"; median coverage {coverage.set_index(['model', 'embedding']).loc[name, benchmarks].median(axis=None):.3f}.")
-print(verdicts(claims.findings(evidence), ["Table 1"]))
+    mean_scores_text.append(
+        f"This run, {name}: mean score over benchmarks "
+        + ", ".join(f"{embedding} {value:.2f}" for embedding, value in mean_scores.items())
+        + f"; median coverage {coverage.set_index(['model', 'embedding']).loc[name, benchmarks].median(axis=None):.3f}.")
+show_text("\n".join([*mean_scores_text, verdicts(claims.findings(evidence), ["Table 1"])]))
 
 # %% [markdown]
 # ## Results against the paper
@@ -396,8 +391,7 @@ print(verdicts(claims.findings(evidence), ["Table 1"]))
 # for it (and GPT-2's on the decoder), while reference numbers are comparable only on the
 # paper's own models (within 0.05), and are otherwise shown at the same relative depth.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
 evidence["run"].update(wall_minutes=elapsed_minutes, peak_gib=peak_gib)
@@ -414,8 +408,7 @@ show_table(findings_table(record.findings).drop(columns="rule"))
 # Average cosine between random words at the first, middle and last layer, and the mean
 # adjusted MEV over layers, per model; then the wall time and peak memory of this run.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 for name, group in per_layer.groupby("model", sort=False):
     values = group.set_index("layer").baseline_cosine
     middle = values.index[len(values) // 2]
@@ -439,9 +432,8 @@ print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
 # the upper half of the network, as the paper found for ELMo, BERT and GPT-2. Answer with a table
 # `lowest_layer`: one row per `model`, with its `layer` and `upper_half` (True or False).
 
-# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
 ### BEGIN SOLUTION
-# NBVAL_CHECK_OUTPUT
 lowest_layer = per_layer.loc[per_layer.groupby("model", sort=False).self_similarity_adjusted.idxmin(),
                              ["model", "layer", "n_layers", "self_similarity_adjusted"]]
 lowest_layer = lowest_layer.assign(upper_half=lowest_layer.layer > (lowest_layer.n_layers - 1) / 2)
@@ -465,9 +457,8 @@ for answer in lowest_layer.itertuples():
 # layers the share `baseline_cosine / self_similarity`: the part two random occurrences of any words
 # would already have in common. Answer with `anisotropy_share`, one value per model (a Series indexed by model).
 
-# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
 ### BEGIN SOLUTION
-# NBVAL_CHECK_OUTPUT
 anisotropy_share = (per_layer[per_layer.layer > 0].assign(share=lambda t: t.baseline_cosine / t.self_similarity)
                     .groupby("model", sort=False).share.mean())
 anisotropy_share.round(3)

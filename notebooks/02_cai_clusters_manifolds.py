@@ -106,9 +106,9 @@ import pandas as pd
 from isolib.datasets import load_corpus
 from isolib.embed import embed_views, first_position_norm_ratio
 from isolib.evidence import judge, save_evidence
-from isolib.findings import count_line, findings_table, verdicts
+from isolib.findings import count_line, findings_table, verdict_table, verdicts
 from isolib.models import load_model, load_static
-from isolib.plotting import panel_grid, replicates, save_figure, save_table, set_style, show_table
+from isolib.plotting import panel_grid, replicates, save_figure, save_table, set_style, show_table, show_text
 from isolib.project import check_output_dir
 from isolib.runner import peak_memory_gib
 from isolib.studies.cai_clusters_manifolds import claims, compute, figures
@@ -130,8 +130,7 @@ geometry_options = dict(k_range=range(2, k_max + 1), n_init=n_init, min_cluster_
 # the requested layers; `token_types` keeps the analysed tokens and their types. For a decoder the
 # *first-position norm ratio* (mean norm of each window's first token over that of the others) shows the sink.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 embeddings, analysed, windows = {}, {}, {}
 for name in models:
     loaded = load_model(name, device=device)
@@ -216,10 +215,9 @@ plt.show()
 # %% [markdown]
 # **The paper** found both S_inter and S_intra high in every layer of every model: strong anisotropy.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 judged = claims.layer_findings(evidence)
-print(verdicts(judged, ["Anisotropy in every layer"]))
+show_text(verdicts(judged, ["Anisotropy in every layer"]))
 
 # %% [markdown]
 # ## Figure — isolated clusters
@@ -277,9 +275,8 @@ plt.show()
 # subtracting the global mean from the same tokens. Where k-means cuts one continuous cloud in two,
 # centring each half leaves each half skewed along the cut, and per-cluster S_inter comes out higher.
 
-# %%
-# NBVAL_CHECK_OUTPUT
-print(verdicts(judged, ["The space is dominated", "Per-cluster centring", "Inside clusters"]))
+# %% tags=["nbval-check-output"]
+show_table(verdict_table(judged, ["The space is dominated", "Per-cluster centring", "Inside clusters"]))
 
 # %% [markdown]
 # ### What the clusters are
@@ -317,14 +314,12 @@ fig.suptitle(f"Layer {roll_layer} (the paper's layer 2), coloured by token frequ
 save_figure(fig, output_dir, "fig_swiss_roll")
 plt.show()
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 decoders = [view for view in rolled if embeddings[View(view.model), first_corpus].starts_with_content]
 evidence["swiss_roll"] = {view.label: f"{explained_3d[view]:.0%} of the variance of L{roll_layer} on 3 PCs; "
                                       f"{extremes[view]} (figure)" for view in decoders}
-print(verdicts(claims.picture_findings(evidence), ["A Swiss-roll"]))
-for view, text in extremes.items():
-    print(f"{view}, L{roll_layer}: {text}")
+show_text("\n".join([verdicts(claims.picture_findings(evidence), ["A Swiss-roll"]),
+                     *(f"{view}, L{roll_layer}: {text}" for view, text in extremes.items())]))
 
 # %% [markdown]
 # ## Figure — symbol tokens and word tokens
@@ -355,9 +350,8 @@ fig.suptitle(f"Symbol and word tokens in one PCA view (grey: all tokens; {first_
 save_figure(fig, output_dir, "fig_symbols")
 plt.show()
 
-# %%
-# NBVAL_CHECK_OUTPUT
-print(verdicts(claims.picture_findings(evidence), ["Symbol tokens"]))
+# %% tags=["nbval-check-output"]
+show_text(verdicts(claims.picture_findings(evidence), ["Symbol tokens"]))
 
 # %% [markdown]
 # ## Figure 9 — local intrinsic dimension per layer
@@ -422,9 +416,8 @@ plt.show()
 # where the order flips. A caveat the paper shares: the static vectors have fewer dimensions (here
 # GloVe-50d against 384–768), which bounds how high their LID can go.
 
-# %%
-# NBVAL_CHECK_OUTPUT
-print(verdicts(claims.findings(evidence), ["Contextual spaces", "Table 3"]))
+# %% tags=["nbval-check-output"]
+show_table(verdict_table(claims.findings(evidence), ["Contextual spaces", "Table 3"]))
 
 # %% [markdown]
 # ## Stability — the same measures on a smaller budget
@@ -463,8 +456,7 @@ stability.round(3)
 # borderline where they disagree, with each corpus's numbers. Table 3's numbers are comparable only on
 # the paper's own models.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
 # What the page's notes say of this run.
@@ -496,9 +488,8 @@ print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
 # than one cluster (`per_layer.n_clusters`), with that silhouette. Answer with the table `clustered`: those rows
 # of `per_layer`, with at least the columns `model`, `corpus`, `layer` and `silhouette`.
 
-# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
 ### BEGIN SOLUTION
-# NBVAL_CHECK_OUTPUT
 clustered = per_layer[per_layer.n_clusters > 1][["model", "corpus", "layer", "n_clusters", "n_real_clusters", "silhouette"]]
 clustered.round(3) if len(clustered) else "No layer has more than one cluster."
 ### END SOLUTION
@@ -518,9 +509,8 @@ assert np.allclose(matched.silhouette, matched.silhouette_answer, equal_nan=True
 # S_inter before (`s_inter`), after global centring (`s_inter_centred`) and after per-cluster centring
 # (`s_inter_clusters_weighted`). Answer with the table `centring_effect`: one row per model, one column for each.
 
-# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
 ### BEGIN SOLUTION
-# NBVAL_CHECK_OUTPUT
 centring_effect = per_layer.groupby("model", sort=False)[["s_inter", "s_inter_centred", "s_inter_clusters_weighted"]].mean()
 centring_effect.round(3)
 ### END SOLUTION

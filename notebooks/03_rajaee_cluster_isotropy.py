@@ -95,14 +95,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from IPython.display import display
 
 from isolib.datasets import load_texts
 from isolib.embed import embed_views
 from isolib.evidence import judge, save_evidence
-from isolib.findings import count_line, findings_table, verdicts
+from isolib.findings import count_line, findings_table, verdict_table, verdicts
 from isolib.metrics import isoscore, partition_isotropy
 from isolib.models import load_model
-from isolib.plotting import interval, panel_grid, replicates, save_figure, save_table, set_style, show_table
+from isolib.plotting import interval, panel_grid, replicates, save_figure, save_table, set_style, show_table, show_text
 from isolib.project import check_output_dir
 from isolib.runner import peak_memory_gib
 from isolib.studies.rajaee_cluster_isotropy import claims, compute, figures, finetuning, summaries
@@ -121,8 +122,7 @@ check_output_dir(profile, output_dir)
 # The scored pairs of each dataset; each distinct sentence is embedded once, and only the last layer
 # is kept. For each model view, the analysed tokens are the non-special tokens of the last layer.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 pairs = {dataset: compute.sentence_pairs(dataset) for dataset in datasets}
 for dataset, paired in pairs.items():
     print(f"{DATASETS[dataset][2]}: {len(paired.gold)} scored pairs, {len(paired.sentences)} distinct sentences")
@@ -198,8 +198,7 @@ plt.show()
 # difference of mean Spearman between the paper's procedure and each other view, over methods and
 # datasets.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 by_name = sts_summary.assign(name=sts_summary.model.map(lambda label: View.parse(label).model))
 for name, rows in by_name.groupby("name", sort=False):
     by_view = rows.pivot_table(index=["dataset", "method"], columns="model", values="spearman")
@@ -234,11 +233,10 @@ plt.show()
 # **The slides** found every processing above the pre-trained BERT, the proposed method best, and the
 # token space made isotropic (STS-B: Spearman 54.09 → 67.50, I(W) 3.36e-5 → 0.64).
 
-# %%
-# NBVAL_CHECK_OUTPUT
-print(verdicts(claims.assess_findings(sts_summary, comparisons),
-               ["The proposed method", "Mean + PCA", "Centring per cluster", "Pre-trained token", "The method makes",
-                "Spearman of BERT", "The authors' notebook"], values=False))
+# %% tags=["nbval-check-output"]
+show_table(verdict_table(claims.assess_findings(sts_summary, comparisons),
+                         ["The proposed method", "Mean + PCA", "Centring per cluster", "Pre-trained token",
+                          "The method makes", "Spearman of BERT", "The authors' notebook"], values=False))
 
 
 # %% [markdown]
@@ -260,9 +258,8 @@ iw_scale = evidence["iw_scale"] = compute.scale_dependence({
 save_table(iw_scale, output_dir, "iw_scale")
 show_table(iw_scale.assign(log10_iw=np.log10(iw_scale.iw)))  # I(W) spans 40 orders of magnitude
 
-# %%
-# NBVAL_CHECK_OUTPUT
-print(verdicts(claims.assess_findings(sts_summary, comparisons, scale=iw_scale), ["Beyond the slides: I(W)"]))
+# %% tags=["nbval-check-output"]
+show_text(verdicts(claims.assess_findings(sts_summary, comparisons, scale=iw_scale), ["Beyond the slides: I(W)"]))
 
 # %% [markdown]
 # ## Isotropy per layer of the pre-trained models
@@ -290,10 +287,9 @@ fig = figures.layers_figure(per_layer_isotropy[per_layer_isotropy["sample"] == "
 save_figure(fig, output_dir, "fig_layers")
 plt.show()
 
-# %%
-# NBVAL_CHECK_OUTPUT
-print(verdicts(claims.assess_findings(sts_summary, comparisons, layers=per_layer_isotropy),
-               ["Pre-trained hidden layers", "Beyond the slides: the same with IsoScore"]))
+# %% tags=["nbval-check-output"]
+show_text(verdicts(claims.assess_findings(sts_summary, comparisons, layers=per_layer_isotropy),
+                   ["Pre-trained hidden layers", "Beyond the slides: the same with IsoScore"]))
 
 # %% [markdown]
 # ## Beyond the slides — is the gain robust in k and n_pc?
@@ -317,9 +313,8 @@ fig = figures.sweep_figure(grid, DATASETS[sweep_on][2])
 save_figure(fig, output_dir, "fig_sweep")
 plt.show()
 
-# %%
-# NBVAL_CHECK_OUTPUT
-print(verdicts(claims.assess_findings(sts_summary, comparisons, grid=grid), ["Beyond the slides: the method"]))
+# %% tags=["nbval-check-output"]
+show_text(verdicts(claims.assess_findings(sts_summary, comparisons, grid=grid), ["Beyond the slides: the method"]))
 
 # %% [markdown]
 # ## SST-2 — a linear probe with and without the method
@@ -361,9 +356,8 @@ save_table(sst2, output_dir, "sst2", tolerance={"accuracy": "accuracy_std", "acc
                                                  **dict.fromkeys(["difference", "low", "high"], interval("low", "high"))})
 sst2.round(4)
 
-# %%
-# NBVAL_CHECK_OUTPUT
-print(verdicts(claims.assess_findings(sts_summary, comparisons, sst2), ["SST-2"], values=False))
+# %% tags=["nbval-check-output"]
+show_text(verdicts(claims.assess_findings(sts_summary, comparisons, sst2), ["SST-2"], values=False))
 
 # %% [markdown]
 # ## Fine-tuning on RTE and WiC — the [CLS] finding
@@ -433,9 +427,9 @@ if finetune_tasks:
     fig = figures.cls_figure(cls_table, finetune_tasks, finetune_model)
     save_figure(fig, output_dir, "fig_cls")
     plt.show()
-    print(verdicts(claims.assess_findings(sts_summary, comparisons, sst2, finetuned, cls_table,
-                                          majority=evidence["majority"]),
-                   ["Fine-tun", *(f"{task.upper()}:" for task in finetune_tasks)]))
+    display(show_table(verdict_table(claims.assess_findings(sts_summary, comparisons, sst2, finetuned, cls_table,
+                                                            majority=evidence["majority"]),
+                                     ["Fine-tun", *(f"{task.upper()}:" for task in finetune_tasks)])))
 
 # %% [markdown]
 # ## Results against the slides
@@ -447,8 +441,7 @@ if finetune_tasks:
 # grid per seed, the probe's answers, the fine-tuning runs) is stored in `evidence/` beside it, and
 # `python -m isolib judge 03_rajaee_cluster_isotropy` judges it again without a model.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
 evidence["run"] = {  # what the notes of RESULTS.md say about this run
@@ -480,9 +473,8 @@ print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
 # Spearman in `sts_summary` and its gain over the pre-trained row. Answer with the table `best_method`: one row
 # per model and dataset, with its `method`, `spearman` and `gain`.
 
-# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
 ### BEGIN SOLUTION
-# NBVAL_CHECK_OUTPUT
 best = sts_summary.loc[sts_summary.groupby(["model", "dataset"], sort=False).spearman.idxmax()]
 pretrained = sts_summary[sts_summary.method == "pre-trained"].set_index(["model", "dataset"]).spearman
 best_method = best.assign(gain=best.spearman.to_numpy() - pretrained.loc[list(zip(best.model, best.dataset))].to_numpy())[
@@ -509,9 +501,8 @@ for answer in best_method.itertuples():
 # those centred again, and compute both scores for each. Answer with the table `shift_scores`: rows `centred`,
 # `shifted by 1` and `shifted, centred again`, columns `I(W)` and `IsoScore`.
 
-# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
 ### BEGIN SOLUTION
-# NBVAL_CHECK_OUTPUT
 points = np.random.default_rng(random_state).standard_normal((2000, 384))
 clouds = {"centred": points, "shifted by 1": points + 1, "shifted, centred again": points - points.mean(0)}
 shift_scores = pd.DataFrame({"I(W)": [partition_isotropy(cloud) for cloud in clouds.values()],

@@ -98,11 +98,12 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from IPython.display import display
 
 from isolib.evidence import judge, save_evidence
-from isolib.findings import count_line, findings_table, verdicts
+from isolib.findings import count_line, findings_table, verdict_table, verdicts
 from isolib.metrics import principal_variances
-from isolib.plotting import save_figure, save_table, set_style, show_table
+from isolib.plotting import save_figure, save_table, set_style, show_table, show_text
 from isolib.project import check_output_dir
 from isolib.runner import peak_memory_gib
 from isolib.studies.mickus_isotropy_clusters import claims, compute, figures
@@ -114,8 +115,7 @@ check_output_dir(profile, output_dir)
 # %% [markdown]
 # ## The setups and Table 1
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 built = compute.build_setups(setups, n_items=n_items or None, random_state=random_state, device=device)
 table1 = compute.setup_table(built, full=not n_items)
 evidence = {"table1": table1}  # what the claims are judged on, stored at the end
@@ -155,9 +155,8 @@ plt.show()
 # correlation between them, a monotonically decreasing relationship, and negligible standard deviations
 # across seeds (its exact values are lost in our copy of the paper).
 
-# %%
-# NBVAL_CHECK_OUTPUT
-print(verdicts(claims.trend_findings(traces, correlation_table)))
+# %% tags=["nbval-check-output"]
+show_table(verdict_table(claims.trend_findings(traces, correlation_table)))
 
 # %% [markdown]
 # ## Controls (ours): shuffled labels, and no labels
@@ -189,10 +188,9 @@ if len(controls):
     save_figure(fig, output_dir, "fig_controls")
     plt.show()
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 if len(controls):
-    print(verdicts(claims.control_findings(controls, control_correlations)))
+    display(show_table(verdict_table(claims.control_findings(controls, control_correlations))))
 
 # %% [markdown]
 # ## Section 2 made concrete
@@ -217,10 +215,9 @@ ax.legend()
 ax.set_title("Tightening clusters")
 save_figure(fig, output_dir, "fig_section2")
 plt.show()
-print(verdicts([claims.section2_finding(demo)]))
+show_text(verdicts([claims.section2_finding(demo)]))
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 sample = built[0].X[np.random.default_rng(random_state).choice(len(built[0].X), 300, replace=False)]
 identity = pd.DataFrame({"from_distances": compute.variance_from_distances(sample),
                          "isoscore_vector": principal_variances(sample)})
@@ -242,15 +239,13 @@ print(f"Largest difference between the two variance vectors on 300 {built[0].nam
 # and parameters against the paper's; our MRPC is the original train file (4,076 pairs), of which GLUE's
 # train split keeps 3,668, so its counts differ by construction.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 appendix = compute.appendix_a_plan(glue_tasks, glue_models)
 evidence["appendix"] = appendix
 save_table(appendix, output_dir, "appendix_a")
 show_table(appendix)
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 glue_built = compute.build_glue_setups(glue_tasks, glue_models, n_items=n_items or None, random_state=random_state,
                                        device=device)
 table2 = compute.glue_table(glue_built, full=not n_items)
@@ -276,16 +271,14 @@ if len(glue_traces):
     save_figure(fig, output_dir, "fig4_glue")
     plt.show()
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 if len(glue_traces):
-    print(verdicts(claims.trend_findings(glue_traces, glue_correlations, appendix=True)))
+    display(show_table(verdict_table(claims.trend_findings(glue_traces, glue_correlations, appendix=True))))
 
 # %% [markdown]
 # ## Results against the paper
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
 evidence["run"] = {
@@ -315,9 +308,8 @@ print(f"Wall time {elapsed_minutes:.1f} min, peak memory {peak_gib:.1f} GiB")
 # silhouette over seeds exceeds the mean IsoScore (in `traces`), or say that it never does. Answer with the
 # dict `first_update`: for each setup, that update, or `None` where there is none.
 
-# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
 ### BEGIN SOLUTION
-# NBVAL_CHECK_OUTPUT
 means = traces.groupby(["setup", "update"], sort=False)[["isoscore", "silhouette"]].mean().reset_index()
 first_update = {}
 for setup, run in means.groupby("setup", sort=False):
@@ -343,11 +335,10 @@ for setup_name, update in first_update.items():
 # `vectors`, and the table `invariance`: rows `as they are`, `times 3` and `rotated`, columns `IsoScore` and
 # `silhouette`.
 
-# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
 from isolib.metrics import isoscore, silhouette
 
 ### BEGIN SOLUTION
-# NBVAL_CHECK_OUTPUT
 setup = next(candidate for candidate in built if candidate.item_index is None)
 generator = np.random.default_rng(random_state)
 rows = generator.choice(len(setup.X), min(1000, len(setup.X)), replace=False)

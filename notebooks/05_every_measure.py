@@ -118,9 +118,9 @@ from IPython.display import Markdown, display
 from isolib.datasets import load_corpus
 from isolib.embed import embed_views
 from isolib.evidence import judge, save_evidence
-from isolib.findings import count_line, findings_table, verdicts
+from isolib.findings import count_line, findings_table, verdict_table, verdicts
 from isolib.models import load_model, load_static
-from isolib.plotting import interval, replicates, save_figure, save_table, set_style, show_table
+from isolib.plotting import interval, replicates, save_figure, save_table, set_style, show_table, show_text
 from isolib.project import check_output_dir
 from isolib.runner import peak_memory_gib
 from isolib.studies.every_measure import claims, compute, figures, guide, sampling, tables
@@ -153,8 +153,7 @@ evidence = {"run": {"parameters": {
 # the stream, drawn with notebook 02's seed); `embed_views` reads them from the cache when notebook 02
 # has run with the same settings. The same tokens are drawn in every view and layer of a model.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 lines = load_corpus(corpus, split="train").text
 embeddings, samples, first_tokens = {}, {}, None
 for name in models:
@@ -275,14 +274,13 @@ plt.show()
 # (our threshold), with the average cosine against Ethayarajh's anisotropy baseline (two estimates of
 # the same mean cosine) as the control that agreement is detected where it exists.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 evidence["library_agreement"] = compute.library_agreement(cell_samples(cells[0]["space"], cells[0]["layer"])()[0])
 evidence["rogue_shares"], evidence["rogue_resamples"] = compute.rogue_shares(
     [(cell, cell_samples(cell["space"], cell["layer"])()[0]) for cell in cells], n_resamples=n_resamples,
     random_state=random_state)
 findings = claims.findings(evidence)
-print(verdicts(findings, ["IsoScore and", "Some pair"], values=False))
+show_table(verdict_table(findings, ["IsoScore and", "Some pair"], values=False))
 
 # %% [markdown]
 # ## What moves each measure
@@ -319,11 +317,11 @@ plt.show()
 # norms included, to which a cosine is blind. Judged per model (median over its layers, interval over
 # layers); the invariances themselves are checks.
 
-# %%
-# NBVAL_CHECK_OUTPUT
-print(verdicts(findings, ["The average cosine changes", "I(W) changes", "IsoScore changes"], values=False))
-print(verdicts(findings, ["IsoScore is unchanged", "The average cosine is unchanged", "Whitening gives",
-                          "I(W) is undefined", "The shared decomposition"], values=False))
+# %% tags=["nbval-check-output"]
+display(show_table(verdict_table(findings, ["The average cosine changes", "I(W) changes", "IsoScore changes"],
+                                 values=False)))
+show_table(verdict_table(findings, ["IsoScore is unchanged", "The average cosine is unchanged", "Whitening gives",
+                                    "I(W) is undefined", "The shared decomposition"], values=False))
 
 # %% [markdown]
 # ## Rogue dimensions
@@ -345,9 +343,8 @@ fig = figures.rogue_figure(rogue, by_replicate, changed, spaces=spaces, static_b
 save_figure(fig, output_dir, "fig_rogue")
 plt.show()
 
-# %%
-# NBVAL_CHECK_OUTPUT
-print(verdicts(findings, ["3 rogue coordinates", "Standardisation removes"], values=False))
+# %% tags=["nbval-check-output"]
+show_text(verdicts(findings, ["3 rogue coordinates", "Standardisation removes"], values=False))
 
 # %% [markdown]
 # ## Results against the literature
@@ -358,8 +355,7 @@ print(verdicts(findings, ["3 rogue coordinates", "Standardisation removes"], val
 # model, a decoder in its start-token view with the papers' procedure beside it; claims about the
 # measures' agreement over all cells. Every threshold is ours: neither paper states one.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 elapsed_minutes = (time.perf_counter() - started) / 60
 peak_gib = peak_memory_gib()
 evidence["run"] |= {"wall_minutes": elapsed_minutes, "measuring_minutes": measuring_minutes, "peak_gib": peak_gib}
@@ -402,9 +398,8 @@ print(f"\nWall time {elapsed_minutes:.1f} min ({measuring_minutes:.1f} min measu
 # direction under the change `fewer_points` is not "unchanged", with their median change. Answer with the
 # table `moved`: those rows of `sensitivity`, with at least the columns `measure` and `median`.
 
-# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "exercise_1", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
 ### BEGIN SOLUTION
-# NBVAL_CHECK_OUTPUT
 moved = sensitivity[(sensitivity.change == "fewer_points") & (sensitivity.direction != "unchanged")]
 print(", ".join(sorted(LABELS[name] for name in moved.measure)))
 ### END SOLUTION
@@ -425,11 +420,10 @@ assert np.allclose(matched["median"], matched["median_answer"], equal_nan=True),
 # (`isolib.metrics.average_cosine` and `isoscore`). Answer with the table `rescaling`: rows `as they are` and
 # `rescaled`, columns `average cosine` and `IsoScore`.
 
-# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "exercise_2", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
 from isolib.metrics import average_cosine, isoscore
 
 ### BEGIN SOLUTION
-# NBVAL_CHECK_OUTPUT
 points = cell_samples(cells[0]["space"], cells[0]["layer"])()[0].points
 factors = np.random.default_rng(random_state).uniform(1, 10, size=(len(points), 1))
 clouds = {"as they are": points, "rescaled": points * factors}

@@ -486,6 +486,35 @@ def test_verdicts_say_per_claim_what_each_model_gives():
     assert "reproduced on (i) (the paper's procedure, not counted)" in verdicts(beside)
 
 
+def test_a_verdict_table_gives_each_claim_a_row_and_each_model_a_column_of_one_word_statuses():
+    from isolib.findings import verdict_table
+
+    rises = [declare("The silhouette rises", "rises in every setup", model, ours, threshold(value, above=0), "r.",
+                     kind="test", control="shuffled labels")
+             for model, ours, value in [("(i)", "0.05 -> 0.41", 1.0), ("(ii)", "0.05 -> 0.01 (10% of the way)", -1.0)]]
+    findings = [
+        not_comparable("GPT-2 L12", "0.978", "GPT-2 is not run in this profile.", kind="test"),
+        declare("BERT L12", "0.477", "(i)", "0.014 (L6)", Verdict(None, float("nan"), float("nan")), "(i) stands in for BERT.",
+                kind="test"),
+        *rises,
+        declare("Table 1 count", "11", "(ii)", "11", within(11, 11, 0), "passed if equal.", kind="check"),
+    ]
+    table = verdict_table(findings)
+    assert list(table.columns) == ["claim", "paper", "(i)", "(ii)", "no model", "not comparable because"]
+    # Rows not comparable on any model come last; a value is kept where it is short.
+    assert table.values.tolist() == [
+        ["The silhouette rises", "rises in every setup", "yes 0.05 -> 0.41", "no", "", ""],
+        ["Check: Table 1 count", "11", "", "passed 11", "", ""],
+        ["GPT-2 L12", "0.978", "", "", "n/c", "GPT-2 is not run in this profile"],
+        ["BERT L12", "0.477", "n/c 0.014 (L6)", "", "", "(i) stands in for BERT"]]
+    assert verdict_table(findings, ["The silhouette"], values=False).values.tolist() == [
+        ["The silhouette rises", "rises in every setup", "yes", "no"]]
+    beside = verdict_table(judge_decoder_views({"(i)": [rises[0]], "(i) (start token)": []}))
+    assert "(i) (beside, not counted)" in beside.columns
+    with pytest.raises(ValueError, match="No finding's claim starts with"):
+        verdict_table(findings, ["Table 9"])
+
+
 def test_the_overview_refuses_a_study_without_its_record(committed_figures):
     from isolib.project import study_notebooks
 

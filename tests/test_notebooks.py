@@ -18,6 +18,7 @@ from isolib import parameters, project, runner, student
 
 NOTEBOOKS = project.notebook_names()
 ROOT = project.REPO_ROOT
+CHECKED = "nbval-check-output"  # the cell tag that makes nbval compare a cell's output (with --nbval-lax)
 
 
 def test_there_are_notebooks():
@@ -35,6 +36,17 @@ def test_pair_is_in_sync(name):
     as_script = jupytext.writes(jupytext.read(ipynb), fmt="py:percent")
     source = (project.NOTEBOOK_DIR / f"{name}.py").read_text()
     assert _without_version(as_script) == _without_version(source), "run `make sync`, then `make quick`"
+
+
+@pytest.mark.parametrize("source", [*(project.NOTEBOOK_DIR / f"{name}.py" for name in NOTEBOOKS),
+                                    ROOT / "docs" / "new-study" / "notebook.py"], ids=lambda path: path.stem)
+def test_a_reader_sees_no_nbval_marker_and_no_printed_verdict(source):
+    """nbval reads the cell tag that a student's code does not show; a verdict is shown as Markdown, which a browser
+    wraps between words, where JupyterLab breaks a printed line anywhere, inside a word too."""
+    text = source.read_text()
+    assert "NBVAL" not in text, "mark a checked cell with the tag nbval-check-output, not a comment"
+    assert "print(verdicts(" not in text, "show verdicts with show_table(verdict_table(...)) or show_text(verdicts(...))"
+    assert f'tags=["{CHECKED}"]' in text
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -76,7 +88,7 @@ def test_committed_notebook_is_a_clean_quick_run(name):
     outputs = [output for cell in code for output in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     assert not [o for o in outputs if o.get("name") == "stderr"], "warnings or progress bars leaked into outputs"
-    assert any("# NBVAL_CHECK_OUTPUT" in cell.source for cell in code), "nbval needs checked cells"
+    assert any(CHECKED in cell.metadata.get("tags", []) for cell in code), "nbval needs checked cells"
     # A cell that shows a figure at its top level (not inside a function it defines).
     showing = [cell for cell in code if re.search(r"^plt\.show\(\)", cell.source, re.M)]
     assert showing or "plt.show()" not in "".join(cell.source for cell in code)
@@ -140,10 +152,10 @@ def test_each_exercise_is_an_nbgrader_solution_cell_and_a_locked_autograded_test
         assert {key: _grading(solution).get(key) for key in SOLUTION_CELL} == SOLUTION_CELL
         assert {key: _grading(test).get(key) for key in TEST_CELL} == TEST_CELL and _grading(test)["points"] > 0
         answer = re.search(REGION.format("SOLUTION"), solution.source, re.M | re.S)
-        assert answer and "# NBVAL_CHECK_OUTPUT" in answer.group(1).splitlines(), \
-            "nbval checks each solution's output; its marker lies inside the solution, so the release drops it"
+        assert answer and CHECKED in solution.metadata.get("tags", []), "nbval checks each solution's output"
         assert solution.outputs and not solution.metadata.get("jupyter", {}).get("source_hidden")
-        assert not test.outputs and "NBVAL" not in test.source, "a test cell prints nothing and nbval ignores it"
+        assert not test.outputs and CHECKED not in test.metadata.get("tags", []), \
+            "a test cell prints nothing and nbval ignores it"
         visible = re.sub(REGION.format("HIDDEN TESTS"), "", test.source, flags=re.M | re.S)
         assert "assert " in visible and "assert " in re.search(REGION.format("HIDDEN TESTS"), test.source,
                                                                 re.M | re.S).group(1)
@@ -191,6 +203,7 @@ def test_the_release_passes_nbgraders_checks_and_holds_no_solution(name, release
             assert cell.metadata.editable is False
     text = "\n".join(cell.source for cell in release.cells)
     assert not re.search("NBVAL_|BEGIN SOLUTION|HIDDEN TESTS", text)
+    assert not [tag for cell in release.cells for tag in cell.metadata.get("tags", []) if tag.startswith("nbval-")]
     assert _secret_lines(teacher).isdisjoint(line.strip() for line in text.splitlines()), "a solution line leaked"
     assert not [cell for cell in release.cells if cell.get("outputs")]
     assert release.cells[0].source.startswith("# "), "no quick-run note"
@@ -199,7 +212,7 @@ def test_the_release_passes_nbgraders_checks_and_holds_no_solution(name, release
 
 def test_the_release_is_what_nbgrader_generate_assignment_releases(tmp_path, releases):
     """nbgrader's own command on the committed notebooks gives the same notebooks, but for the quick-run note, the
-    nbval markers and output_dir (student.for_students)."""
+    nbval tags and output_dir (student.for_students)."""
     source = tmp_path / "source" / "studies"
     source.mkdir(parents=True)
     for name in STUDIES:

@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from isolib.plotting import plot_per_layer, save_figure, save_table, set_style, show_table
+from isolib.plotting import plot_per_layer, save_figure, save_table, set_style, show_table, show_text
 
 TABLE = pd.DataFrame({"model": ["a"] * 3 + ["b"] * 5, "layer": [0, 1, 2, 0, 1, 2, 3, 4],
                       "value": [0.1, 0.2, 0.3, 0.5, 0.4, 0.3, 0.2, 0.1]})
@@ -93,6 +93,16 @@ def test_shown_tables_keep_every_text_whole():
     shown = show_table(pd.DataFrame({"finding": [text], "value": [0.12345]}))
     assert text in shown.data and "0.123" in shown.data
     assert repr(shown) == shown.data  # the stored plain-text output is readable Markdown too
+
+
+def test_shown_text_is_markdown_that_reads_as_written_and_whose_plain_text_is_the_text():
+    text = ("This run: S_inter and S_intra *low* [95% CI 0.1 to 0.2] (paper: <0.05 | ~0), minilm\n"
+            "    1. not a list, nor code")
+    shown = show_text(text)
+    assert repr(shown) == text  # the stored plain-text output, as print wrote it
+    first, second = shown.data.split("\n\n")  # a paragraph per line: a browser wraps it between words
+    assert first == (r"This run: S\_inter and S\_intra \*low\* \[95% CI 0.1 to 0.2\] (paper: \<0.05 \| \~0), minilm")
+    assert second == r"1\. not a list, nor code"
 
 
 def test_describe_layers_gives_first_middle_and_last_layer_per_model():

@@ -49,8 +49,7 @@ plt.show()
 # %% [markdown]
 # ## What was run
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 print(profile, output_dir)
 '''
 
@@ -467,8 +466,8 @@ def test_sample_sentences_refuses_a_negative_count():
 
 
 def test_a_student_copy_is_nbgraders_release_without_note_markers_or_a_path_above_itself(tiny_project, fake_papermill):
-    """Solutions become nbgrader's stub, hidden tests go, test cells are locked; the quick-run note and the nbval
-    markers go, and output_dir points into the copy's own folder."""
+    """Solutions become nbgrader's stub, hidden tests go, test cells are locked; the quick-run note and nbval's
+    tags go, and output_dir points into the copy's own folder."""
     from nbgrader.preprocessors import ClearSolutions
 
     assert runner.run_notebook(TINY, "quick", store=True).ok
@@ -478,8 +477,8 @@ def test_a_student_copy_is_nbgraders_release_without_note_markers_or_a_path_abov
         student.student_copy(TINY, tiny_project / "student")
     assert student.student_copies("all", tiny_project / "student") == [], "a notebook without exercises has no copy"
     grading = {"schema_version": 3, "locked": False, "grade": False, "solution": True, "grade_id": "exercise_1"}
-    nb.cells.append(nbformat.v4.new_code_cell("### BEGIN SOLUTION\n# NBVAL_CHECK_OUTPUT\nanswer = 42\n"
-                                              "### END SOLUTION", metadata={"nbgrader": grading}))
+    nb.cells.append(nbformat.v4.new_code_cell("### BEGIN SOLUTION\nanswer = 42\n### END SOLUTION",
+                                              metadata={"nbgrader": grading, "tags": ["nbval-check-output"]}))
     test = {**grading, "locked": True, "grade": True, "solution": False, "grade_id": "exercise_1_test", "points": 1}
     nb.cells.append(nbformat.v4.new_code_cell("assert answer > 0\n### BEGIN HIDDEN TESTS\nassert answer == 42\n"
                                               "### END HIDDEN TESTS", metadata={"nbgrader": test}))
@@ -496,7 +495,7 @@ def test_a_student_copy_is_nbgraders_release_without_note_markers_or_a_path_abov
     assert solution.source == ClearSolutions().code_stub["python"] and solution.metadata.deletable is False
     assert checked.source == "assert answer > 0" and checked.metadata.editable is False
     assert checked.metadata.nbgrader.checksum and not [cell for cell in copy.cells if cell.get("outputs")]
-    assert "NBVAL" not in "".join(cell.source for cell in copy.cells)
+    assert [tags for tags in _tags(copy) if "nbval-check-output" in tags] == [], "nbval's tags are for the quick run"
 
 
 def test_the_release_steps_are_generate_assignments_less_its_database():

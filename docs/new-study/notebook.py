@@ -40,7 +40,7 @@ import pandas as pd
 from isolib.datasets import sample_sentences, sts_sentences
 from isolib.embed import embed
 from isolib.evidence import judge, save_evidence
-from isolib.findings import count_line, findings_table, verdicts
+from isolib.findings import count_line, findings_table, verdict_table
 from isolib.plotting import save_figure, save_table, set_style, show_table
 from isolib.project import check_output_dir
 from isolib.studies.<<NAME>> import claims, compute, figures
@@ -66,9 +66,8 @@ plt.show()
 # %% [markdown]
 # **The paper** found ... **This run:**
 
-# %%
-# NBVAL_CHECK_OUTPUT
-print(verdicts(claims.anisotropy_findings(cosines)))
+# %% tags=["nbval-check-output"]
+show_table(verdict_table(claims.anisotropy_findings(cosines)))
 
 # %% [markdown]
 # ## Results

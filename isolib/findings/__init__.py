@@ -15,7 +15,7 @@ so that every results page reads alike. One module per concern:
   (:func:`combine_corpora`), and stores a study's findings as ``results.json`` (:class:`Record`);
 * :mod:`~isolib.findings.reference` sets a paper's per-layer reference numbers beside ours;
 * :mod:`~isolib.findings.report` renders ``RESULTS.md`` and ``figures/README.md`` from the records, and
-  the tables and sentences a notebook prints.
+  the tables and sentences a notebook shows (:func:`verdict_table`: claims x models, a status each).
 
 Every public name is importable from ``isolib.findings``.
 
@@ -74,7 +74,9 @@ from isolib.findings.report import (
     count_line,
     findings_table,
     overview_text,
+    STATUS_WORDS,
     results_page,
+    verdict_table,
     verdicts,
     write_overview,
     write_pages,
@@ -98,5 +100,5 @@ __all__ = [
     "Finding", "declare", "not_comparable", "SINK_ARTEFACT", "combine_corpora", "judge_decoder_views",
     "Record", "read_record", "write_record",
     "PaperModel", "paper_counterpart", "models_line", "compare_reference",
-    "findings_table", "count_line", "verdicts", "results_page", "write_pages", "write_results", "overview_text", "write_overview",
+    "findings_table", "count_line", "verdicts", "verdict_table", "STATUS_WORDS", "results_page", "write_pages", "write_results", "overview_text", "write_overview",
 ]

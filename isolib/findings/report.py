@@ -32,6 +32,11 @@ _BESIDE_HEADING = "## Beside the tests: the paper's procedure on a decoder (not 
 _CHECKS_HEADING = "## Checks: bookkeeping and properties true by construction (not counted)"
 _COLUMNS = ["finding", "paper", "model", "this run", "status", "control", "rule"]
 _CHECK_COLUMNS = ["finding", "expected", "model", "this run", "status", "rule"]
+# A status as a cell of :func:`verdict_table` shows it: one short word (a claim's row answers "reproduced?").
+STATUS_WORDS = {"reproduced": "yes", "borderline": "borderline", "not reproduced": "no", "not comparable": "n/c",
+                "passed": "passed", "failed": "failed"}
+_NO_MODEL = "no model"  # the column of a finding on no model of this run (its paper's model is not run)
+_BECAUSE = "not comparable because"
 
 
 def findings_table(findings: Sequence[Finding]) -> pd.DataFrame:
@@ -71,14 +76,8 @@ def verdicts(findings: Sequence[Finding], claims: Sequence[str] | None = None, *
         ... (expected: ...): passed ...``; a row beside the counted one (the paper's procedure on a
         decoder) says so. The rule that decided it is on the claim's line of ``RESULTS.md``.
     """
-    chosen = [f for f in findings if claims is None or any(f.finding.startswith(claim) for claim in claims)]
-    if not chosen:
-        raise ValueError(f"No finding's claim starts with any of {list(claims or [])}.")
-    grouped: dict[tuple[str, str, str], list[Finding]] = {}
-    for finding in chosen:
-        grouped.setdefault((finding.kind, finding.finding, finding.paper), []).append(finding)
     lines = []
-    for (kind, claim, paper), rows in grouped.items():
+    for (kind, claim, paper), rows in _by_claim(findings, claims).items():
         judged = "; ".join(f.status + (f" on {f.model}" if f.model != "-" else "")
                            + ("" if f.counted else " (the paper's procedure, not counted)")
                            + (f" ({f.ours})" if values and f.ours != "-" else "")
@@ -86,6 +85,61 @@ def verdicts(findings: Sequence[Finding], claims: Sequence[str] | None = None, *
         lead, given = ("This run", "paper") if kind == "test" else ("Check", "expected")
         lines.append(f"{lead}: {claim} ({given}: {paper}): {judged}.")
     return "\n".join(lines)
+
+
+def verdict_table(findings: Sequence[Finding], claims: Sequence[str] | None = None, *,
+                  values: bool = True) -> pd.DataFrame:
+    """The findings a figure shows as claims x models, each cell a status in one word: for a notebook.
+
+    Shown with :func:`isolib.plotting.show_table`, a browser wraps it between words (JupyterLab breaks a
+    printed line anywhere, inside a word too), and its plain text is its Markdown source.
+
+    Parameters
+    ----------
+    findings : sequence of Finding
+    claims : sequence of str, optional
+        Keep the findings whose claim starts with one of these (all when None).
+    values : bool
+        Give this run's value after a status where it is short (at most 16 characters). False leaves every
+        value out, as :func:`verdicts` does, for a cell that nbval checks.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per claim (a check's claim begins "Check:"), those not comparable on any model last:
+        ``claim``, ``paper`` (for a check: what is expected), then one column per model as
+        :func:`findings_table` names it (``no model`` last, for a finding on no model of this run), each
+        cell the status as :data:`STATUS_WORDS` writes it ("yes": reproduced), and, when a row is not
+        comparable for a stated reason, ``not comparable because``.
+    """
+    rows = []
+    for (kind, claim, paper), judged in _by_claim(findings, claims).items():
+        row = {"claim": claim if kind == "test" else f"Check: {claim}", "paper": paper}
+        for finding, model in zip(judged, findings_table(judged).model):
+            value = f" {finding.ours}" if values and finding.ours != "-" and len(finding.ours) <= 16 else ""
+            cell = STATUS_WORDS[finding.status] + value + (f" ({finding.note})" if finding.note else "")
+            column = _NO_MODEL if model == "-" else model
+            row[column] = "; ".join(filter(None, [row.get(column), cell]))
+        reasons = dict.fromkeys(_reason(finding).removeprefix(" because ") for finding in judged)
+        row[_BECAUSE] = "; ".join(filter(None, reasons))
+        row["comparable"] = any(finding.status != "not comparable" for finding in judged)
+        rows.append(row)
+    table = (pd.DataFrame(rows).fillna("").sort_values("comparable", ascending=False, kind="stable")
+             .drop(columns="comparable").reset_index(drop=True))
+    models = [column for column in table.columns if column not in ("claim", "paper", _NO_MODEL, _BECAUSE)]
+    last = [column for column in (_NO_MODEL, _BECAUSE) if column in table and table[column].any()]
+    return table[["claim", "paper", *models, *last]]
+
+
+def _by_claim(findings: Sequence[Finding], claims: Sequence[str] | None) -> dict[tuple[str, str, str], list[Finding]]:
+    """The findings whose claim starts with one of ``claims`` (all when None), by kind, claim and paper's value."""
+    chosen = [f for f in findings if claims is None or any(f.finding.startswith(claim) for claim in claims)]
+    if not chosen:
+        raise ValueError(f"No finding's claim starts with any of {list(claims or [])}.")
+    grouped: dict[tuple[str, str, str], list[Finding]] = {}
+    for finding in chosen:
+        grouped.setdefault((finding.kind, finding.finding, finding.paper), []).append(finding)
+    return grouped
 
 
 def _reason(finding: Finding) -> str:
