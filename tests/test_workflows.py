@@ -255,5 +255,5 @@ def test_adopt_figures_refuses_anything_but_a_run_id_before_touching_anything(tm
     shutil.copy(ROOT / "Makefile", repo)
     done = adopt(repo, fake_gh, f"RUN={run}")
     assert done.returncode != 0
-    assert f"make adopt-figures needs RUN=<run id>" in done.stderr and f"got RUN='{run}'" in done.stderr
+    assert "make adopt-figures needs RUN=<run id>" in done.stderr and f"got RUN='{run}'" in done.stderr
     assert not (fake_gh / "called").exists() and (repo / "figures" / "02_cai_clusters_manifolds").is_dir()
