@@ -28,7 +28,7 @@ DATA_READY := $(if $(filter $(CURDIR)/data/raw,$(DATA_DIR)),data/raw/.verified)
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.py)))
 LIBRARY := $(wildcard isolib/*.py isolib/*/*.py isolib/studies/*/*.py) data/registry.yaml
 
-.PHONY: setup figures check-figures judge new-study quick variant student test lab sync bench bench-figures data clean book
+.PHONY: setup figures check-figures adopt-figures judge new-study quick variant student test lab sync bench bench-figures data clean book
 .DELETE_ON_ERROR:
 
 setup: $(INSTALLED)
@@ -61,6 +61,18 @@ build/full/%.ipynb: notebooks/%.py notebooks/params/%/full.yaml $(LIBRARY) | $(I
 # tolerance) and RESULTS.md statuses with the committed figures/, e.g. make check-figures NB=00_quickstart
 check-figures: $(INSTALLED)
 	$(PY) -m isolib check-figures $(NB)
+
+# Adopt what a run of .github/workflows/figures.yml regenerated (docs/ci.md), e.g. make adopt-figures RUN=1234567890:
+# the run's artifact of each notebook replaces its figures/<notebook>/ whole (files a run no longer writes go), the
+# overview figures/README.md is rewritten, and `git diff` shows the change to commit. Needs the GitHub CLI, logged in.
+adopt-figures: $(INSTALLED)
+	@case "$(RUN)" in ''|*[!0-9]*) echo "make adopt-figures needs RUN=<run id>, the number at the end of the run's \
+	address (gh run list --workflow figures.yml lists them); got RUN='$(RUN)'." >&2; exit 2;; esac
+	rm -rf build/adopt/$(RUN)
+	gh run download $(RUN) --pattern '[0-9][0-9]_*' --dir build/adopt/$(RUN)
+	for folder in build/adopt/$(RUN)/*/; do folder=$${folder%/}; rm -rf "figures/$${folder##*/}" \
+		&& cp -R "$$folder" figures/ && echo "adopted figures/$${folder##*/}"; done
+	$(PY) -m isolib overview
 
 # Re-judge studies' claims from their stored evidence, rewriting results.json, RESULTS.md and figures/README.md:
 # no model is loaded and nothing is recomputed (seconds), e.g. make judge NB=03_rajaee_cluster_isotropy

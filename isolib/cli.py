@@ -69,7 +69,7 @@ def _check_figures(args) -> int:
     from isolib.comparison import check_figures
     from isolib.project import FIGURES_DIR
 
-    differences = check_figures(args.notebook, rtol=args.rtol, atol=args.atol)
+    differences = check_figures(args.notebook, rtol=args.rtol, atol=args.atol, outputs=args.outputs)
     for difference in differences:
         print(difference, file=sys.stderr)
     where = FIGURES_DIR / args.notebook
@@ -203,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="relative tolerance on numbers, from 0 to 1 (default 1e-4)")
     check.add_argument("--atol", type=number_option("the absolute tolerance"), default=1e-6,
                        help="absolute tolerance on numbers, at least 0 (default 1e-6)")
+    check.add_argument("--outputs", metavar="FOLDER",
+                       help="compare FOLDER, the outputs of a full run already made (e.g. the figures workflow's "
+                            "artifact), instead of rerunning")
     check.set_defaults(func=_check_figures)
 
     judge = commands.add_parser("judge", help="re-judge studies' claims from their stored evidence and rewrite their "

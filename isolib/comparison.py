@@ -144,17 +144,24 @@ def compare_outputs(committed: Path, fresh: Path, *, rtol: float = 1e-4, atol: f
     return differences
 
 
-def check_figures(notebook: str, *, rtol: float = 1e-4, atol: float = 1e-6) -> list[str]:
+def check_figures(notebook: str, *, rtol: float = 1e-4, atol: float = 1e-6,
+                  outputs: str | Path | None = None) -> list[str]:
     """Rerun ``notebook``'s full profile into ``build/check/`` and compare with its committed ``figures/`` folder.
 
     Returns the differences (:func:`compare_outputs`); a failing run is one difference. Every committed
     input is checked first (:func:`isolib.committed.validate_committed`): a damaged one is refused in one
-    sentence before the rerun, which takes minutes to hours.
+    sentence before the rerun, which takes minutes to hours. ``outputs``, the folder of a full run already
+    made (the figures workflow's, regenerated in place and set aside), is compared instead of a rerun.
     """
     if notebook not in project.notebook_names():
         raise ValueError(f"Unknown notebook {notebook}; notebooks are: {', '.join(project.notebook_names())}.")
     committed = project.FIGURES_DIR / notebook
     validate_committed(notebook, committed)
+    if outputs is not None:
+        if not Path(outputs).is_dir():
+            raise ResultsError(f"{outputs} does not exist: give --outputs the folder of a full run of {notebook} "
+                               "(its tables and results.json).")
+        return compare_outputs(committed, Path(outputs), rtol=rtol, atol=atol)
     folder = project.BUILD_DIR / "check"
     result = runner.run_notebook(notebook, "full", folder=folder)
     if not result.ok:

@@ -388,3 +388,29 @@ def test_overview_refuses_a_study_whose_record_is_missing(committed_figures, cap
     errors = capsys.readouterr().err.strip().splitlines()
     assert len(errors) == 1 and errors[0].startswith("error: ") and str(page) in errors[0], errors
     assert not (committed_figures / "README.md").exists()
+
+
+def test_check_figures_compares_a_run_already_made_without_rerunning(committed_figures, tmp_path, monkeypatch, capsys):
+    # The figures workflow regenerates a notebook in place, then compares that folder with the committed one.
+    from isolib import runner
+
+    def rerun(*args, **kwargs):
+        raise AssertionError("a rerun was started")
+
+    monkeypatch.setattr(runner, "run_notebook", rerun)
+    notebook = "02_cai_clusters_manifolds"
+    regenerated = tmp_path / "regenerated" / notebook
+    shutil.copytree(committed_figures / notebook, regenerated)
+    assert main(["check-figures", notebook, "--outputs", str(regenerated)]) == 0
+    assert "statuses equal" in capsys.readouterr().out
+    # The control: a number moved far beyond any tolerance is named, as a rerun's would be.
+    table = pd.read_csv(regenerated / "per_layer.csv")
+    column = table.select_dtypes("number").columns[-1]
+    table[column] = table[column] * 3 + 1
+    table.to_csv(regenerated / "per_layer.csv", index=False)
+    assert main(["check-figures", notebook, "--outputs", str(regenerated)]) == 1
+    assert f"per_layer.csv: column {column} differs" in capsys.readouterr().err
+    missing = tmp_path / "nowhere"
+    assert main(["check-figures", notebook, "--outputs", str(missing)]) == 2
+    (error,) = capsys.readouterr().err.strip().splitlines()
+    assert str(missing) in error and "does not exist" in error
