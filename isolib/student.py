@@ -16,6 +16,8 @@ RELEASE_STEPS = ("IncludeHeaderFooter", "InstantiateTests", "LockCells", "ClearS
 # nbval's cell tags (nbval-check-output ...): which outputs `make test` compares in the committed quick run.
 _NBVAL_TAG = "nbval-"
 _SOLUTION_CELL = re.compile(r'^# %% .*nbgrader=\{[^\n]*"solution": true', re.M)
+# The id of a student copy's first cell, which says what to run first (:func:`what_to_run_first`).
+FIRST_CELL_ID = "what-to-run-first"
 
 
 def exercise_notebooks() -> list[str]:
@@ -28,12 +30,27 @@ def student_output_dir(notebook: str) -> str:
     return f"outputs/{notebook}"
 
 
+def what_to_run_first(notebook: str) -> str:
+    """The first cell of a student copy: run the whole notebook before the exercises, which read its tables."""
+    return (f"> **Before the exercises**, run the whole notebook from the top, in the kernel "
+            f"*{project.PROJECT_KERNEL['display_name']}*: "
+            f"*Kernel* > *Restart Kernel and Run All Cells*. The exercises at the end read the tables the cells above "
+            f"compute, which takes a few minutes (longer the first time a machine runs a model). The run stops at "
+            f"the first answer cell with `NotImplementedError`: write your answer there in place of "
+            f"`raise NotImplementedError()`, run it, then run the test cell below it. Figures and tables go to "
+            f"`{student_output_dir(notebook)}/` beside this notebook.")
+
+
 def for_students(nb, notebook: str):
-    """``nb`` without its quick-run note and nbval's cell tags, its ``output_dir`` set to :func:`student_output_dir`.
+    """``nb`` opening on :func:`what_to_run_first`, without its quick-run note and nbval's cell tags, its ``output_dir``
+    set to :func:`student_output_dir`.
 
     The note's links and the tags are for the committed quick run; nbgrader's cells are left as they are.
     """
+    import nbformat
+
     nb = without_quick_run_note(nb)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(what_to_run_first(notebook), id=FIRST_CELL_ID))
     for cell in nb.cells:
         tags = [tag for tag in cell.metadata.get("tags", []) if not tag.startswith(_NBVAL_TAG)]
         if tags:
@@ -53,11 +70,12 @@ def student_copy(notebook: str, folder: Path | None = None) -> Path:
 
     The committed notebook goes through nbgrader's own preprocessors (:data:`RELEASE_STEPS`): each solution
     region becomes nbgrader's ``# YOUR CODE HERE`` stub, hidden tests go, the autograded test cells are
-    locked and checksummed, outputs are cleared and the nbgrader metadata is validated. Before that the
-    quick-run note and nbval's cell tags go, and ``output_dir`` is set to :func:`student_output_dir`, so
-    the copy writes into a folder beside itself. The copy goes to ``folder/<notebook>.ipynb`` (default
-    ``build/student/``), never into ``notebooks/``, and runs from there as it is (its data and cache
-    paths do not depend on where it lies).
+    locked and checksummed, outputs are cleared and the nbgrader metadata is validated. Before that
+    :func:`for_students` puts :func:`what_to_run_first` first, drops the quick-run note and the nbval's cell tags,
+    and sets ``output_dir`` to :func:`student_output_dir`, so the copy writes into a folder beside itself
+    (``course-kit/nbgrader_config.py`` makes nbgrader's own ``generate_assignment`` do the same). The copy goes
+    to ``folder/<notebook>.ipynb`` (default ``build/student/``), never into ``notebooks/``, and runs from there
+    as it is (its data and cache paths do not depend on where it lies).
 
     Returns
     -------

@@ -2,8 +2,8 @@
 
 import ast
 import copy
+import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -206,51 +206,91 @@ def test_the_release_passes_nbgraders_checks_and_holds_no_solution(name, release
     assert not [tag for cell in release.cells for tag in cell.metadata.get("tags", []) if tag.startswith("nbval-")]
     assert _secret_lines(teacher).isdisjoint(line.strip() for line in text.splitlines()), "a solution line leaked"
     assert not [cell for cell in release.cells if cell.get("outputs")]
-    assert release.cells[0].source.startswith("# "), "no quick-run note"
+    first, title = release.cells[:2]
+    assert title.source.startswith("# "), "no quick-run note"
+    # The first cell says what to run first: the whole notebook, in the project's kernel, up to the first answer.
+    assert first.cell_type == "markdown" and first.id == student.FIRST_CELL_ID
+    for said in ("Restart Kernel and Run All Cells", project.PROJECT_KERNEL["display_name"],
+                 ClearSolutions().code_stub["python"].splitlines()[-1], student.student_output_dir(name)):
+        assert said in first.source, f"the first cell does not say {said!r}"
     assert f'output_dir: str = "{student.student_output_dir(name)}"' in text
 
 
-def test_the_release_is_what_nbgrader_generate_assignment_releases(tmp_path, releases):
-    """nbgrader's own command on the committed notebooks gives the same notebooks, but for the quick-run note, the
-    nbval tags and output_dir (student.for_students)."""
-    source = tmp_path / "source" / "studies"
-    source.mkdir(parents=True)
+CHEAPEST = "01_ethayarajh_contextuality"  # its quick profile takes under a minute with a warm cache
+
+
+def _teachings_recipe() -> str:
+    """The commands of TEACHING.md's section "Grading with nbgrader"."""
+    section = (ROOT / "TEACHING.md").read_text().split("## Grading with nbgrader", 1)[1].split("\n## ", 1)[0]
+    return re.search(r"^```bash\n(.*?)^```", section, re.M | re.S).group(1)
+
+
+def _answered(release, name: str):
+    """A copy of the student copy ``release`` of ``name`` whose answer cells hold the teacher's solutions."""
+    teacher = nbformat.read(project.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+    solutions = {_grading(cell)["grade_id"]: cell.source for cell in teacher.cells if _grading(cell).get("solution")}
+    answered = copy.deepcopy(release)
+    for cell in answered.cells:
+        if _grading(cell).get("solution"):
+            cell.source = solutions[_grading(cell)["grade_id"]]
+    return answered
+
+
+def test_teachings_recipe_releases_make_students_copies_and_grades_a_blank_and_a_solved_one(tmp_path, releases):
+    """TEACHING.md's commands, run as written from the repository root but for the course folder (a temporary one),
+    with two submissions of the cheapest study in place: its student copy untouched, and answered with the teacher's
+    solutions. nbgrader, with the course kit's settings, releases exactly the `make student` copies; autograde gives
+    the blank copy no point (each test fails with NameError) and the answered one every point."""
+    from nbgrader.api import Gradebook
+
+    recipe = _teachings_recipe()
+    course_default = re.search(r"^COURSE=(\S+)", recipe, re.M).group(1)
+    assert not (ROOT / course_default).resolve().is_relative_to(ROOT.resolve()), \
+        f"TEACHING.md's course folder {course_default} lies inside the repository; put it outside"
+    assignment = re.search(r"^nbgrader generate_assignment (\S+)", recipe, re.M).group(1)
+    course = tmp_path / "course"
+    blank = nbformat.read(releases[CHEAPEST], as_version=4)
+    for student_id, submission in (("blank", blank), ("solved", _answered(blank, CHEAPEST))):
+        (course / "submitted" / student_id / assignment).mkdir(parents=True)
+        nbformat.write(submission, course / "submitted" / student_id / assignment / f"{CHEAPEST}.ipynb")
+    # The project's environment, with this checkout's isolib (the course's settings import it).
+    environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+                   "PYTHONPATH": str(ROOT)}
+    finished = subprocess.run(["bash", "-euc", re.sub(r"^COURSE=\S+", f"COURSE={course}", recipe, flags=re.M)],
+                              cwd=ROOT, env=environment, capture_output=True, text=True)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+
     for name in STUDIES:
-        shutil.copy(project.NOTEBOOK_DIR / f"{name}.ipynb", source)
-    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "studies", "--no-db"], cwd=tmp_path,
-                   check=True, capture_output=True)
-    for name in STUDIES:
-        theirs = nbformat.read(tmp_path / "release" / "studies" / f"{name}.ipynb", as_version=4)
-        assert student.for_students(theirs, name) == nbformat.read(releases[name], as_version=4)
+        assert nbformat.read(course / "release" / assignment / f"{name}.ipynb", as_version=4) == \
+            nbformat.read(releases[name], as_version=4), f"{name}: nbgrader's release is not make student's copy"
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        scores = {student_id: gradebook.find_submission_notebook(CHEAPEST, assignment, student_id)
+                  for student_id in ("blank", "solved")}
+        points = sum(_grading(cell).get("points", 0) for cell in blank.cells if _grading(cell).get("grade"))
+        assert (scores["blank"].score, scores["solved"].score, scores["solved"].max_score) == (0, points, points)
+    graded = nbformat.read(course / "autograded" / "blank" / assignment / f"{CHEAPEST}.ipynb", as_version=4)
+    assert {output.ename for cell in graded.cells if _grading(cell).get("grade") for output in cell.outputs
+            if output.output_type == "error"} == {"NameError"}, "a missing answer fails its tests with NameError"
+    solved = course / "autograded" / "solved" / assignment
+    assert (solved / student.student_output_dir(CHEAPEST) / "per_layer.csv").exists(), "outputs beside the copy"
 
 
-CHEAPEST = "01_ethayarajh_contextuality"  # its quick profile takes about 30 s with a warm cache
-
-
-def test_the_cheapest_release_fails_at_its_first_test_unanswered_and_passes_answered(tmp_path, releases):
-    """The student copy runs from its own folder and writes its outputs there. With the answer cells left empty
-    the first autograded test stops it; with the teacher's answers and full tests put back (as nbgrader's
-    autograde puts the tests back) it runs to the end."""
-    release = nbformat.read(releases[CHEAPEST], as_version=4)
-    teacher = {_grading(cell)["grade_id"]: cell.source for cell in
-               nbformat.read(project.NOTEBOOK_DIR / f"{CHEAPEST}.ipynb", as_version=4).cells if "nbgrader" in cell.metadata}
-    unanswered, answered = copy.deepcopy(release), copy.deepcopy(release)
-    for empty, full in zip(unanswered.cells, answered.cells):
-        if "nbgrader" in empty.metadata:
-            empty.source = empty.source.replace("raise NotImplementedError()", "")
-            full.source = teacher[_grading(full)["grade_id"]]
-    first_test = next(i for i, cell in enumerate(release.cells) if _grading(cell).get("grade"))
-    for nb, path in [(unanswered, tmp_path / "unanswered.ipynb"), (answered, tmp_path / "answered.ipynb")]:
-        nbformat.write(nb, path)
-    with pytest.raises(papermill.PapermillExecutionError) as stopped:
-        papermill.execute_notebook(str(tmp_path / "unanswered.ipynb"), str(tmp_path / "unanswered-run.ipynb"),
-                                   cwd=str(tmp_path), kernel_name="python3", progress_bar=False)
-    assert (stopped.value.cell_index, stopped.value.ename) == (first_test, "NameError")
-    papermill.execute_notebook(str(tmp_path / "answered.ipynb"), str(tmp_path / "answered-run.ipynb"),
-                               cwd=str(tmp_path), kernel_name="python3", progress_bar=False)
-    assert (tmp_path / student.student_output_dir(CHEAPEST) / "per_layer.csv").exists(), "outputs beside the copy"
+def test_a_student_copy_of_an_unknown_notebook_is_refused(tmp_path):
     with pytest.raises(ValueError, match="Unknown notebook"):
         student.student_copy("99_nothing", tmp_path)
+
+
+def test_teaching_states_each_studys_wait_before_its_first_exercise_as_its_quick_run_recorded():
+    """The exercises end each notebook, so the wait is the whole quick run: TEACHING.md gives it for every study, of
+    the order its stored quick run recorded (a wall time moves with the machine's load, so within a factor of 3)."""
+    from isolib.evidence import load_evidence
+
+    stated = dict(re.findall(r"^ *\| (\d\d_\w+) \| ([\d.]+) \|$", (ROOT / "TEACHING.md").read_text(), re.M))
+    for name in STUDIES:
+        recorded = load_evidence(project.QUICK_RESULTS_DIR / name)["run"]["wall_minutes"]
+        assert name in stated, f"TEACHING.md gives no time before {name}'s first exercise"
+        assert recorded / 3 <= float(stated[name]) <= recorded * 3, (
+            f"TEACHING.md says {stated[name]} min before {name}'s first exercise; its quick run took {recorded:.1f}")
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

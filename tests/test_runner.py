@@ -489,8 +489,8 @@ def test_a_student_copy_is_nbgraders_release_without_note_markers_or_a_path_abov
     assert path == tiny_project / "student" / f"{TINY}.ipynb"
     copy = nbformat.read(path, as_version=4)
     assert [tags for tags in _tags(copy) if runner.QUICK_RUN_NOTE_TAG in tags] == []
-    assert copy.cells[0].source.startswith("# A tiny notebook")
-    assert 'output_dir: str = "outputs/00_tiny"  # folder for figures and tables' in copy.cells[1].source
+    assert copy.cells[0].id == student.FIRST_CELL_ID and copy.cells[1].source.startswith("# A tiny notebook")
+    assert 'output_dir: str = "outputs/00_tiny"  # folder for figures and tables' in copy.cells[2].source
     solution, checked = copy.cells[-2:]
     assert solution.source == ClearSolutions().code_stub["python"] and solution.metadata.deletable is False
     assert checked.source == "assert answer > 0" and checked.metadata.editable is False
