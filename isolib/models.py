@@ -209,7 +209,6 @@ _FILE_DIGESTS: dict[tuple, str] = {}
 
 def _file_digest(path: Path) -> str:
     """SHA-256 of a file (:func:`isolib.integrity.file_sha256`), remembered while its size, inode and times hold."""
-
     stat = path.stat()
     identity = (str(path.resolve()), stat.st_size, stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns)
     if identity in _FILE_DIGESTS:

@@ -280,19 +280,6 @@ def test_a_student_copy_of_an_unknown_notebook_is_refused(tmp_path):
         student.student_copy("99_nothing", tmp_path)
 
 
-def test_teaching_states_each_studys_wait_before_its_first_exercise_as_its_quick_run_recorded():
-    """The exercises end each notebook, so the wait is the whole quick run: TEACHING.md gives it for every study, of
-    the order its stored quick run recorded (a wall time moves with the machine's load, so within a factor of 3)."""
-    from isolib.evidence import load_evidence
-
-    stated = dict(re.findall(r"^ *\| (\d\d_\w+) \| ([\d.]+) \|$", (ROOT / "TEACHING.md").read_text(), re.M))
-    for name in STUDIES:
-        recorded = load_evidence(project.QUICK_RESULTS_DIR / name)["run"]["wall_minutes"]
-        assert name in stated, f"TEACHING.md gives no time before {name}'s first exercise"
-        assert recorded / 3 <= float(stated[name]) <= recorded * 3, (
-            f"TEACHING.md says {stated[name]} min before {name}'s first exercise; its quick run took {recorded:.1f}")
-
-
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebooks_use_no_unix_only_module(name):
     """Peak memory comes from isolib.runner.peak_memory_gib, which copes with Windows and macOS."""
