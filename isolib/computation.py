@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["NOT_COMPUTATION", "computation_digest", "computation_modules"]
+__all__ = ["NOT_COMPUTATION", "computation_digest", "computation_modules", "imported_names"]
 
 # Modules whose code cannot change a computed value: the package's front page (its version), where values
 # are stored, how errors and progress read, how findings are judged and written, how figures are drawn, how
@@ -39,8 +39,12 @@ def _source(name: str) -> Path | None:
     return next((path for path in (base.with_suffix(".py"), base / "__init__.py") if path.is_file()), None)
 
 
-def _isolib_imports(tree: ast.Module, name: str, is_package: bool) -> set[str]:
-    """The ``isolib`` modules a module's tree imports, at any depth (relative imports resolved)."""
+def imported_names(tree: ast.Module, name: str, is_package: bool) -> set[str]:
+    """Every module (and ``module.name``) the tree of module ``name`` imports, at any depth, relative imports resolved.
+
+    ``from isolib import metrics`` gives ``isolib`` and ``isolib.metrics``: a name imported from a package may be a
+    module of it.
+    """
     package = name if is_package else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(tree):
@@ -52,8 +56,8 @@ def _isolib_imports(tree: ast.Module, name: str, is_package: bool) -> set[str]:
                 parts = package.split(".")
                 base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
             found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)  # ``from isolib import metrics``
-    return {module for module in found if _source(module) is not None}
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
 
 
 def _without_docstrings(tree: ast.Module) -> ast.Module:
@@ -100,7 +104,8 @@ def computation_modules(modules: Iterable[ModuleType | str]) -> dict[str, ast.Mo
             if name in trees or (name in NOT_COMPUTATION and name not in named):
                 continue
             tree = ast.parse(path.read_text(), filename=str(path))
-            pending += sorted(_isolib_imports(tree, name, path.name == "__init__.py") - trees.keys())
+            imported = imported_names(tree, name, path.name == "__init__.py")
+            pending += sorted({module for module in imported if _source(module) is not None} - trees.keys())
             trees[name] = _without_docstrings(tree)
     return dict(sorted(trees.items()))
 

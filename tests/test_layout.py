@@ -39,19 +39,7 @@ def module_name(path: Path) -> str:
 
 def imported_modules(path: Path) -> set[str]:
     """Every module ``path`` imports (absolute names, relative imports resolved), at any depth of the file."""
-    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
+    return computation.imported_names(ast.parse(path.read_text()), module_name(path), path.name == "__init__.py")
 
 
 LIBRARY_FILES = sorted(p for p in PACKAGE.rglob("*.py") if STUDIES not in p.parents)
