@@ -10,7 +10,7 @@ import math
 import re
 from pathlib import Path
 
-__all__ = ["check_bounded", "check_integers", "check_choices", "check_layers", "check_models"]
+__all__ = ["check_bounded", "check_integers", "check_choices", "check_extraction", "check_layers", "check_models"]
 
 # What a parameter's value may hold, whatever its notebook: sizes, counts and seeds fit 32 bits (scikit-learn's
 # seeds end at 2**32 - 1, numpy's sizes overflow past 2**63), and no value nests deeper than a few lists or mappings.
@@ -60,6 +60,16 @@ def check_choices(params: dict, name: str, choices) -> None:
     unknown = [item for item in (value if isinstance(value, list) else [value]) if item not in choices]
     if unknown:
         raise ValueError(f"{name} must be among {', '.join(map(str, choices))}; got {', '.join(map(repr, unknown))}.")
+
+
+def check_extraction(params: dict) -> None:
+    """Refuse (one sentence) a notebook's ``decoder_views`` or ``storage_dtype`` that extraction does not offer.
+
+    The views besides the paper's (``drop``, ``start_token``) and the two storage dtypes of :mod:`isolib.embed`,
+    for every notebook that extracts embeddings with both parameters.
+    """
+    check_choices(params, "decoder_views", ("drop", "start_token"))
+    check_choices(params, "storage_dtype", ("float16", "float32"))
 
 
 def check_layers(params: dict, name: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from isolib.checks import check_choices, check_integers, check_layers, check_models
+from isolib.checks import check_choices, check_extraction, check_integers, check_layers, check_models
 from isolib.findings import PaperModel
 
 __all__ = ["CITATION", "TITLE", "PAPER_MODELS", "STAND_INS", "TABLE3", "TABLE3_STATIC", "check_parameters"]
@@ -32,8 +32,7 @@ def check_parameters(params: dict) -> None:
     """
     check_models(params, "models")
     check_choices(params, "corpora", ("ptb", "wikitext2"))
-    check_choices(params, "decoder_views", ("drop", "start_token"))
-    check_choices(params, "storage_dtype", ("float16", "float32"))
+    check_extraction(params)
     check_models(params, "static_baseline")
     check_layers(params, "layers")
     check_integers(params, ["token_budget", "kmeans_fit_size", "silhouette_sample", "lid_queries", "random_state"])

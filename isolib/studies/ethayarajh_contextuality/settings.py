@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from isolib.checks import check_choices, check_integers, check_layers, check_models
+from isolib.checks import check_choices, check_extraction, check_integers, check_layers, check_models
 from isolib.findings import PaperModel, models_line, paper_counterpart
 
 __all__ = ["CITATION", "PAPER_MODELS", "PAPER_REFERENCE", "STAND_INS", "counterpart", "models_run",
@@ -64,8 +64,7 @@ def check_parameters(params: dict) -> None:
     check_choices(params, "corpus", ("sts", "snli"))
     # The units of occurrences.UNITS, spelled out: importing the computation would slow every check by seconds.
     check_choices(params, "unit", ("token", "word"))
-    check_choices(params, "decoder_views", ("drop", "start_token"))
-    check_choices(params, "storage_dtype", ("float16", "float32"))
+    check_extraction(params)
     check_models(params, "static_baseline")
     check_layers(params, "layers")
     check_integers(params, ["n_sentences", "max_occurrences", "static_analogy_vocab", "random_state"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from isolib.checks import check_choices, check_integers, check_layers, check_models
+from isolib.checks import check_choices, check_extraction, check_integers, check_layers, check_models
 
 __all__ = ["CITATION", "TITLE", "REFERENCES", "Measure", "MEASURES", "MEASURE_NAMES", "MEASURE_BY_NAME", "LABELS",
            "CHANGES", "TOP_COORDINATES", "check_parameters"]
@@ -108,8 +108,7 @@ def check_parameters(params: dict) -> None:
     """
     check_models(params, "models")
     check_choices(params, "corpus", ("ptb", "wikitext2"))
-    check_choices(params, "decoder_views", ("drop", "start_token"))
-    check_choices(params, "storage_dtype", ("float16", "float32"))
+    check_extraction(params)
     if params["static_baseline"]:
         check_choices(params, "static_baseline", ("glove-50d",))
     check_layers(params, "layers")

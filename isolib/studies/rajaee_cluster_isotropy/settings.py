@@ -7,7 +7,7 @@ steps never depend on this module. :func:`check_parameters` refuses a run's para
 
 from __future__ import annotations
 
-from isolib.checks import check_choices, check_integers, check_models
+from isolib.checks import check_choices, check_extraction, check_integers, check_models
 from isolib.studies.rajaee_cluster_isotropy.protocol import (
     DATASETS,
     FINETUNE_TASKS,
@@ -54,8 +54,7 @@ def check_parameters(params: dict) -> None:
     check_choices(params, "datasets", tuple(DATASETS))
     check_choices(params, "sweep_dataset", tuple(DATASETS))
     check_choices(params, "finetune_tasks", tuple(FINETUNE_TASKS))
-    check_choices(params, "decoder_views", ("drop", "start_token"))
-    check_choices(params, "storage_dtype", ("float16", "float32"))
+    check_extraction(params)
     check_integers(params, ["seeds", "sweep_seeds", "finetune_seeds", "sweep_pcs", "sst2_train_size", "random_state",
                             "finetune_n_pc", "finetune_train_size"])
     check_integers(params, ["n_init", "sweep_clusters", "finetune_epochs", "finetune_clusters"], minimum=1)
