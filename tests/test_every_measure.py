@@ -374,6 +374,22 @@ def test_the_record_is_judged_again_from_the_stored_evidence_alone(small_run, tm
     assert units["The"] == "layers of the model" and units["3"] == "tokens of the weakest layer"
 
 
+def test_the_rogue_interval_resamples_whole_windows():
+    # Two windows, each of one repeated vector: a resample can only hold window A twice, B twice, or both, so its
+    # share takes at most three values; a resample of the tokens would mix the windows in any proportion.
+    generator = np.random.default_rng(0)
+    window_a, window_b = generator.standard_normal(6) + 2, generator.standard_normal(6) + 2
+    points = np.vstack([np.tile(window_a, (100, 1)), np.tile(window_b, (100, 1))]) + 1e-3 * gaussian(200, 6)
+    sample = sampling.Sample(points, np.arange(200), np.repeat([0, 1], 100), np.tile(np.arange(100), 2))
+    _, resamples = compute.rogue_shares([({"space": "two windows", "layer": 0}, sample)], n_dimensions=2,
+                                        n_resamples=200)
+    assert resamples.top_share.round(2).nunique() <= 3
+    # The control: every token its own window (no contexts), and the shares spread.
+    _, by_token = compute.rogue_shares([({"space": "two windows", "layer": 0}, dataclasses.replace(
+        sample, contexts=None))], n_dimensions=2, n_resamples=200)
+    assert by_token.top_share.round(2).nunique() > 3
+
+
 def test_the_rogue_interval_is_read_from_the_stored_resamples(small_run):
     _, _, rogue, (shares, resamples) = small_run
     first = resamples[(resamples.space == "dec") & (resamples.layer == 0)].top_share
