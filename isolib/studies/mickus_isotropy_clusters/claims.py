@@ -397,6 +397,11 @@ def trend_findings(traces: pd.DataFrame, correlations: pd.DataFrame, *, appendix
         :func:`~.compute.run_controls` and the shuffled runs' correlations (:func:`~.compute.shuffled_correlations`),
         as :func:`findings` passes them; without ``controls`` (a notebook's first table) the lines say that
         RESULTS.md sets each trend beside its control.
+
+    Returns
+    -------
+    list of Finding
+        Those on a stand-in marked so (:func:`stand_in_of`): the notebook shows them as they are.
     """
     by_task: dict[str, list[Finding]] = {}
     findings = []
@@ -411,7 +416,7 @@ def trend_findings(traces: pd.DataFrame, correlations: pd.DataFrame, *, appendix
             findings += _setup_findings(setup, run, correlation,
                                         _controls_of(setup, controls, control_correlations), appendix=False)
             findings.append(_spread_finding(setup, run, correlation))
-    return combine_datasets(by_task, unit="task") if appendix else findings
+    return mark_stand_ins(combine_datasets(by_task, unit="task") if appendix else findings, stand_in_of=stand_in_of)
 
 
 def control_findings(controls: pd.DataFrame, control_correlations: pd.DataFrame) -> list[Finding]:
@@ -569,6 +574,7 @@ def findings(evidence: Mapping[str, object]) -> list[Finding]:
     Returns
     -------
     list of Finding
+        Those on a stand-in marked so (:func:`stand_in_of`).
     """
     found = trend_findings(evidence["traces"], evidence["correlations"], controls=evidence["controls"],
                            control_correlations=evidence["control_correlations"])
@@ -576,7 +582,7 @@ def findings(evidence: Mapping[str, object]) -> list[Finding]:
     found.append(section2_finding(evidence["demo"]))
     found += _appendix_findings(evidence["appendix"], evidence["table2"], evidence["glue_traces"],
                                 evidence["glue_correlations"])
-    return found
+    return mark_stand_ins(found, stand_in_of=stand_in_of)
 
 
 def stand_in_of(finding: Finding) -> str:
@@ -648,8 +654,7 @@ def run_notes(evidence: Mapping[str, object]) -> list[str]:
 
 
 def record(evidence: Mapping[str, object]) -> Record:
-    """The study's record (``results.json``) judged from its stored evidence (:func:`findings`, :func:`run_notes`),
-    the findings on a stand-in marked so (:func:`stand_in_of`)."""
+    """The study's record (``results.json``) judged from its stored evidence (:func:`findings`, :func:`run_notes`)."""
     run = evidence["run"]
     return Record(TITLE, CITATION, models_text(run["glue_models"] if run["glue_tasks"] else []),
-                  tuple(run_notes(evidence)), tuple(mark_stand_ins(findings(evidence), stand_in_of=stand_in_of)))
+                  tuple(run_notes(evidence)), tuple(findings(evidence)))
