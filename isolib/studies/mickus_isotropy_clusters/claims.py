@@ -217,11 +217,6 @@ def _percent(share: float) -> str:
     return f"{share:.0%}" if abs(share) >= 0.01 else f"{share:.1%}"
 
 
-def _moved(first: float, last: float, change: pd.Series, bound: float) -> str:
-    """``0.280 -> 0.003, 99% of the way to 0``: a metric's means and its relative change."""
-    return f"{first:.3f} -> {last:.3f}, {_percent(change.mean())} of the way to {bound:g}"
-
-
 def _with_interval(judged: tuple[str, Verdict]) -> str:
     """A judged text with its verdict's interval: ``0.280 -> 0.003, 99% of the way to 0 [95% CI ...]``."""
     text, verdict = judged
@@ -235,12 +230,9 @@ def _seeds_draw_items(run: pd.DataFrame, column: str) -> bool:
 
 
 def _over_seeds(run: pd.DataFrame, columns: Sequence[str], values: pd.Series, *, above: float) -> Verdict:
-    """The mean of ``values`` (one per seed) above ``above``, with its 95% bootstrap interval over seeds.
-
-    The interval covers the data only where the seeds drew the items the metrics ``columns`` are evaluated
-    on (Appendix A's samples of a larger set, :func:`_seeds_draw_items`). Elsewhere a seed sets only the
-    classifier's initialisation: the interval is degenerate by construction, marked so, and no status rests
-    on it (resampling the items would need per-item values, which the evidence does not hold).
+    """The mean of ``values`` (one per seed) above ``above``, with its 95% bootstrap interval over seeds: degenerate
+    by construction (marked so, no status resting on it) unless the seeds drew the items the metrics ``columns``
+    are evaluated on (:func:`_seeds_draw_items`), for elsewhere a seed sets only the classifier's initialisation.
     """
     verdict = bootstrap_threshold(values.to_numpy(), np.mean, above=above)
     if verdict.interval is None or all(_seeds_draw_items(run, column) for column in columns):
@@ -249,13 +241,13 @@ def _over_seeds(run: pd.DataFrame, columns: Sequence[str], values: pd.Series, *,
 
 
 def _moves(run: pd.DataFrame, column: str, metric: str) -> tuple[str, Verdict]:
-    """How far ``column`` (IsoScore or a silhouette, ``metric``) moved towards its bound, per seed: the text of
-    :func:`_moved` (without the interval) and the verdict "at least :data:`EFFECT_THRESHOLD` of the way"."""
+    """How far ``column`` (IsoScore or a silhouette, ``metric``) moved towards its bound, per seed: the text
+    (``0.280 -> 0.003, 99% of the way to 0``) and the verdict "at least :data:`EFFECT_THRESHOLD` of the way"."""
     bound = BOUNDS[metric]
     change = seed_changes(run, column, bound=bound)
-    verdict = _over_seeds(run, [column], change, above=EFFECT_THRESHOLD)
     means = run.groupby("update")[column].mean()
-    return _moved(means.iloc[0], means.iloc[-1], change, bound), verdict
+    return (f"{means.iloc[0]:.3f} -> {means.iloc[-1]:.3f}, {_percent(change.mean())} of the way to {bound:g}",
+            _over_seeds(run, [column], change, above=EFFECT_THRESHOLD))
 
 
 def _steady(run: pd.DataFrame, silhouette: str) -> tuple[str, Verdict]:
@@ -308,6 +300,14 @@ def _weakest(correlation: pd.DataFrame) -> str:
     return f"Pearson up to {summary.pearson_max:.3f}, Spearman up to {summary.spearman_max:.3f}"
 
 
+def _trained_on(runs: pd.DataFrame, correlation: pd.DataFrame) -> dict[str, str]:
+    """The shuffled run against the labels it trained on (Section 2.3 predicts clusters there): the text beside
+    its rise and its steadiness."""
+    moved, _ = _moves(runs[runs.control == SHUFFLED], "silhouette_shuffled", "silhouette")
+    return {"rises": f"against the shuffled labels it trained on: {moved}",
+            "steady": f"against the shuffled labels it trained on, {_weakest(correlation)}"}
+
+
 def _controls_of(setup: str, controls: pd.DataFrame | None,
                  control_correlations: pd.DataFrame | None) -> tuple[dict[str, tuple[Verdict, str]], str]:
     """The controls of ``setup`` (:data:`_CONTROL_OF`): per trend, the control's verdict and the text of the
@@ -319,19 +319,14 @@ def _controls_of(setup: str, controls: pd.DataFrame | None,
         return {}, (f"none run for this setup (the controls ran on {', '.join(ran)})" if ran else
                     "none run in this profile (the shuffled-label and label-free runs are controls of ours)")
     runs = controls[controls.setup == setup]
-    shuffled = runs[runs.control == SHUFFLED]
-    on_shuffled = _judged(shuffled, "silhouette_true")
-    label_free = _judged(runs[runs.control == LABEL_FREE], "silhouette_true")
-    trained_on, _ = _moves(shuffled, "silhouette_shuffled", "silhouette")
-    correlation = "" if control_correlations is None else (
-        f"; against the shuffled labels it trained on, "
-        f"{_weakest(control_correlations[control_correlations.setup == setup])}")
+    shuffled, free = (_judged(runs[runs.control == name], "silhouette_true") for name in (SHUFFLED, LABEL_FREE))
+    beside = _trained_on(runs, control_correlations[control_correlations.setup == setup])
     return {
-        "falls": (label_free["falls"][1], f"{_CONTROL_OF['falls']}: {label_free['falls'][0]}. On shuffled labels "
-                  f"IsoScore went {on_shuffled['falls'][0]}, as Section 2.3 predicts for any labels"),
-        "rises": (on_shuffled["rises"][1], f"{_CONTROL_OF['rises']}: {on_shuffled['rises'][0]}; against the shuffled "
-                  f"labels it trained on: {trained_on}; label-free: {label_free['rises'][0]}"),
-        "steady": (on_shuffled["steady"][1], f"{_CONTROL_OF['steady']}: {on_shuffled['steady'][0]}{correlation}"),
+        "falls": (free["falls"][1], f"{_CONTROL_OF['falls']}: {free['falls'][0]}. On shuffled labels IsoScore went "
+                  f"{shuffled['falls'][0]}, as Section 2.3 predicts for any labels"),
+        "rises": (shuffled["rises"][1], f"{_CONTROL_OF['rises']}: {shuffled['rises'][0]}; {beside['rises']}; "
+                  f"label-free: {free['rises'][0]}"),
+        "steady": (shuffled["steady"][1], f"{_CONTROL_OF['steady']}: {shuffled['steady'][0]}; {beside['steady']}"),
     }, ""
 
 
@@ -374,14 +369,11 @@ def trend_findings(traces: pd.DataFrame, correlations: pd.DataFrame, *, appendix
                    control_correlations: pd.DataFrame | None = None) -> list[Finding]:
     """Figures 2-4's claims per setup: IsoScore falls, the silhouette rises, steadily (Figure 3), seeds agree.
 
-    Each trend is judged by its effect size: the :func:`relative_change` towards the metric's bound
-    (0 for IsoScore, 1 for the silhouette), mean over seeds, must be at least :data:`EFFECT_THRESHOLD`
-    (ours; the paper gives no effect size); the paper's "monotonically decreasing relationship" by the
-    share of steady steps (:func:`monotonicity`), its correlations reported beside it; and its "negligible
-    standard deviations" across seeds. Where ``controls`` holds a setup's control runs, each trend stands
-    beside its control judged by the same rule: IsoScore's fall beside the label-free objective's (the
-    fall from optimising alone), the silhouette's rise and its steadiness beside the shuffled-label run's
-    silhouette against the true labels (a run that moves the vectors as much, towards other labels).
+    Each trend is judged by its effect size, the :func:`relative_change` towards the metric's bound, mean
+    over seeds, at least :data:`EFFECT_THRESHOLD` (ours; the paper gives none); the "monotonically
+    decreasing relationship" by the share of steady steps (:func:`monotonicity`), its correlations
+    reported beside it; the "negligible standard deviations" across seeds. Each trend stands beside its
+    control judged by the same rule (:data:`_CONTROL_OF`) where ``controls`` holds the setup's runs.
 
     Parameters
     ----------
@@ -394,14 +386,9 @@ def trend_findings(traces: pd.DataFrame, correlations: pd.DataFrame, *, appendix
         claim on steadiness or the spread over seeds), judged per task and combined per model over the
         tasks (:func:`isolib.findings.combine_datasets`), claims prefixed so, no headline.
     controls, control_correlations : pandas.DataFrame, optional
-        :func:`~.compute.run_controls` and the shuffled runs' correlations (:func:`~.compute.shuffled_correlations`),
-        as :func:`findings` passes them; without ``controls`` (a notebook's first table) the lines say that
-        RESULTS.md sets each trend beside its control.
-
-    Returns
-    -------
-    list of Finding
-        Those on a stand-in marked so (:func:`stand_in_of`): the notebook shows them as they are.
+        :func:`~.compute.run_controls` and :func:`~.compute.shuffled_correlations`, both or neither; without
+        them (a notebook's first table) the lines say that RESULTS.md sets each trend beside its control.
+        The findings on a stand-in are marked so (:func:`stand_in_of`).
     """
     by_task: dict[str, list[Finding]] = {}
     findings = []
@@ -420,41 +407,30 @@ def trend_findings(traces: pd.DataFrame, correlations: pd.DataFrame, *, appendix
 
 
 def control_findings(controls: pd.DataFrame, control_correlations: pd.DataFrame) -> list[Finding]:
-    """The controls of :func:`~.compute.control_traces` alone, each judged by the rules of the claims they control.
-
-    Section 2.3 argues that *any* linear classification objective pulls the points into the clusters of
-    the labels it is trained on. So, with shuffled labels, IsoScore should fall as with the true ones while
-    the silhouette against the true labels should not rise; with an objective that ignores the labels
-    neither metric should move. Each control run is judged here by the three trend rules, the silhouette
-    against the true labels ("reproduced" means that the control passes the claim's rule). These lines are
-    for the notebook's controls section; in :func:`findings` each control stands on the line of the claim
-    it controls (:func:`trend_findings`), never as a line of its own.
+    """The controls of :func:`~.compute.control_traces` alone, judged by the three trend rules (the silhouette
+    against the true labels), for the notebook's controls section: "reproduced" means that the control passes
+    the claim's rule (Section 2.3 predicts it for IsoScore's fall on shuffled labels, any labels clustering).
+    In :func:`findings` a control stands on the line of the claim it controls, never alone.
 
     Parameters
     ----------
     controls : pandas.DataFrame
         :func:`~.compute.run_controls`: the control runs with a ``setup`` column, several setups.
     control_correlations : pandas.DataFrame
-        The shuffled runs' correlations between IsoScore and the silhouette against the shuffled labels,
-        per setup and seed (:func:`~.compute.trace_correlations`).
+        The shuffled runs' correlations (:func:`~.compute.shuffled_correlations`).
 
     Returns
     -------
     list of Finding
-        Not counted (``counted=False``), one per setup, control run and trend rule; the model names the
-        setup and the control run.
+        Not counted, one per setup, control run and trend rule; the model names the setup and the run.
     """
     findings = []
     for setup, runs in controls.groupby("setup", sort=False):
-        trained_on = {  # the shuffled run against the labels it trained on, where Section 2.3 predicts clusters
-            "rises": f" (against the shuffled labels it trained on: "
-                     f"{_moves(runs[runs.control == SHUFFLED], 'silhouette_shuffled', 'silhouette')[0]})",
-            "steady": f"; against the shuffled labels it trained on, "
-                      f"{_weakest(control_correlations[control_correlations.setup == setup])}"}
+        beside = _trained_on(runs, control_correlations[control_correlations.setup == setup])
         for name in (SHUFFLED, LABEL_FREE):
             for key, judged in _judged(runs[runs.control == name], "silhouette_true").items():
                 claim, _, rule = _TRENDS[key]
-                text = _with_interval(judged) + (trained_on.get(key, "") if name == SHUFFLED else "")
+                text = _with_interval(judged) + (f"; {beside[key]}" if name == SHUFFLED and key in beside else "")
                 findings.append(dataclasses.replace(declare(
                     claim, "not run (a control of ours)", f"{setup}, {name}", text, judged[1],
                     f"{rule} The silhouette against the true labels.", kind="test",
@@ -620,20 +596,15 @@ def run_notes(evidence: Mapping[str, object]) -> list[str]:
         "IsoScore on the trainable vectors (unpaired for SNLI), silhouette on the labelled representations "
         "(the sentence vectors in (i), the pairs [u; v] in (ii), the word vectors with each distinct label vector "
         "as one cluster in (iii) and (iv)).",
-        "(iii) and (iv) run on stand-ins, counted apart from the paper's models: GloVe-50d with WordNet parts of "
-        "speech, and GloVe-50d with WordNet noun supersenses (one per noun, so effectively single-label), instead of "
-        "the paper's 300-d word2vec with CoDWoE's multi-label parts of speech and Tikhonov et al.'s supersenses. "
-        "Besides the smaller vectors, the labels differ: they come from WordNet, not from the paper's data, and one "
-        "supersense per noun leaves the paper's multi-label case out; their parameters are also counted at "
-        "word2vec's 300 dimensions.",
+        "(iii) and (iv) run on stand-ins, counted apart: GloVe-50d instead of the paper's 300-d word2vec, and "
+        "labels from WordNet instead of CoDWoE's parts of speech and Tikhonov et al.'s supersenses, one supersense "
+        "per noun (so single-label, unlike the paper's); their parameters are also counted at 300 dimensions.",
         "What the seeds vary: every run starts from the same vectors and sees every item, so a seed sets only the "
-        "classifier's initialisation (in a shuffled-label control also the permutation). An interval over such "
-        "seeds says nothing of the data: it is marked degenerate by construction, and the status rests on the "
-        "value alone. In Appendix A the seeds also draw the items the metrics are evaluated on where a set is "
-        "larger than the sample (seen in the evidence: the metric differs across seeds before the first update); "
-        "there the interval covers that sample. Resampling the items of (i) to (iv) would need per-item values, "
-        "which the evidence does not hold. Trends are judged by how far each metric moved towards its bound "
-        "(IsoScore towards 0, the silhouette towards 1), thresholds ours.",
+        "classifier's initialisation (in a shuffled-label control also the permutation): an interval over such "
+        "seeds is degenerate by construction and the status rests on the value. Only where Appendix A evaluates "
+        "a metric on a sample of a larger set do the seeds also draw the items, and the interval covers them; "
+        "resampling the items of (i) to (iv) would need per-item values, which the evidence does not hold. Trends "
+        "are judged by how far each metric moved towards its bound (IsoScore 0, the silhouette 1), thresholds ours.",
         (f"Controls (ours): {', '.join(dict.fromkeys(controls.setup))} also trained on shuffled labels and on a "
          f"label-free objective (uniform targets), {run['n_updates']} updates (metrics every {run['control_every']}), "
          f"the same seeds; the control runs took {run['control_minutes']:.1f} min. Each stands on the line of the "
