@@ -374,8 +374,11 @@ def _spread(values, scale: float = 100.0, digits: int = 1) -> str:
 
 
 def _at_most_without(with_method, without) -> Verdict:
-    """The rule of "the method does not raise it": the mean over seeds with the method at most the mean
-    without it plus one standard deviation of those (ours), with the interval of the mean over seeds."""
+    """The rule of "the method does not raise it" (:data:`_AT_MOST_RULE`), its interval over seeds.
+
+    Passes when the mean over seeds with the method is at most the mean without it plus one standard
+    deviation of those (ours); borderline when the bootstrap interval of the mean crosses that bound.
+    """
     without = np.asarray(without, dtype=float)
     bound = without.mean() + (without.std(ddof=1) if len(without) > 1 else 0.0)
     return bootstrap_threshold(np.asarray(with_method, dtype=float), np.mean, below=bound, inclusive=True)
@@ -437,8 +440,12 @@ def _accuracy_finding(task: str, runs: pd.DataFrame, majority: float) -> Finding
 
 
 def _cls_findings(task: str, model: str, cls: pd.DataFrame) -> list[Finding]:
-    """The last layer's dev [CLS] vectors after fine-tuning: zero-mean (a test), the method not raising their
-    isotropy in training (a test), the method raising I(W) of the vectors it processes (a check)."""
+    """The last layer's dev [CLS] vectors after fine-tuning: zero-mean, not made more isotropic by the method.
+
+    Zero-mean is judged beside the pre-trained model's [CLS] vectors by the same rule; "cannot improve the
+    isotropy of [CLS]" compares the raw vectors of the models fine-tuned with and without the method (I(W),
+    IsoScore scale-free); the method raising I(W) of the vectors it processes is a check (by construction).
+    """
     (_, iso_without), (_, iso_with) = SLIDES_FINETUNE[task]
     of_task = cls[cls.task == task]
     last = of_task[of_task.layer == of_task.layer.max()].sort_values("seed")
