@@ -266,6 +266,11 @@ def test_a_finding_that_holds_only_with_the_sink_is_marked_as_its_artefact():
     assert [f.note for f in both] == ["", ""] and [f.counted for f in both] == [True, False]
     # A decoder run in one view is counted as it is.
     assert [f.counted for f in judge_decoder_views({"smollm2": [row("smollm2", 0.98)]})] == [True]
+    # The start-token view as good as its control while the sink view reproduces: an artefact of the sink too.
+    controlled = declare("Clusters dominate", "yes", "smollm2 (start token)", "0.5", threshold(0.5, above=0.1), "r.",
+                         kind="test", control="a Gaussian", control_verdict=threshold(0.4, above=0.1))
+    rows = judge_decoder_views({"smollm2": [row("smollm2", 0.98)], "smollm2 (start token)": [controlled]})
+    assert [(f.status, f.note) for f in rows] == [("indistinguishable", SINK_ARTEFACT), ("reproduced", SINK_ARTEFACT)]
 
 
 def test_compare_correlations_reproduces_a_real_gain_and_not_a_tie():

@@ -277,8 +277,8 @@ def judge_decoder_views(by_label: dict[str, Sequence[Finding]]) -> list[Finding]
     the sink) and shows the paper's procedure (the sink kept) and any other view (position 0
     dropped) beside it, not counted. Where the paper's procedure reproduces a claim that the
     judged view does not, both rows say that the finding holds only with the attention sink: it
-    is an artefact of it. A model without a start-token view (an encoder, or a decoder run in one
-    view) is counted as it is.
+    is an artefact of it (also where the judged view cannot be told from its control). A model without
+    a start-token view (an encoder, or a decoder run in one view) is counted as it is.
 
     Parameters
     ----------
@@ -301,7 +301,8 @@ def judge_decoder_views(by_label: dict[str, Sequence[Finding]]) -> list[Finding]
             procedure = by_label.get(dataclasses.replace(view, first_position="keep").label, [])
             judged_status = {finding.finding: finding.status for finding in findings}
             artefacts = {finding.finding for finding in procedure
-                         if finding.status == "reproduced" and judged_status.get(finding.finding) == "not reproduced"}
+                         if finding.status == "reproduced"
+                         and judged_status.get(finding.finding) in ("not reproduced", "indistinguishable")}
             result += [dataclasses.replace(finding, note=SINK_ARTEFACT) if finding.finding in artefacts else finding
                        for finding in findings]
             result += [dataclasses.replace(finding, counted=False, headline=False,
