@@ -39,6 +39,7 @@ covers the sampling of words only.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pandas as pd
@@ -322,12 +323,13 @@ def _mev_claims(model: str) -> list[dict]:
         {"finding": "Less than 5% of a word's variance is explained by a static embedding",
          "paper": "mean adjusted MEV < 0.05 in every layer", "headline": True,
          "statistic": lambda types, baseline: np.max(np.nanmean(types, axis=0) - baseline),
-         "bounds": {"below": 0.05}, "ours": "max mean adjusted MEV {value:.3f}",
+         "bounds": {"below": 0.05}, "ours": "max mean adjusted MEV {value:.3f} {interval}; input layer {at_input:.3f}",
          "rule": "reproduced if the mean adjusted MEV (word MEV minus the uncentred baseline) is below 0.05 in every "
                  "non-input layer, and not in the input layer (no context)", "threshold_ours": False},
         {"finding": "Many words have a raw MEV below the anisotropy baseline", "paper": "many words (no number given)",
          "statistic": lambda types, baseline: np.max(_below(types, baseline)),
-         "bounds": {"above": 0.1, "inclusive": True}, "ours": "at most {value:.1%} of words",
+         "bounds": {"above": 0.1, "inclusive": True},
+         "ours": "at most {value:.1%} of words {interval}; input layer {at_input:.1%}",
          "rule": "reproduced if at least 10% of words have a raw MEV below the uncentred MEV baseline in some "
                  "non-input layer, and not in the input layer", "threshold_ours": True},
     ]
@@ -335,7 +337,7 @@ def _mev_claims(model: str) -> list[dict]:
         claims.append(
             {"finding": "BERT: raw MEV below 5% in every layer", "paper": "mean raw MEV < 0.05",
              "statistic": lambda types, baseline: np.max(np.nanmean(types, axis=0)),
-             "bounds": {"below": 0.05}, "ours": "max mean raw MEV {value:.3f}",
+             "bounds": {"below": 0.05}, "ours": "max mean raw MEV {value:.3f} {interval}; input layer {at_input:.3f}",
              "rule": "reproduced if the mean raw MEV is below 0.05 in every non-input layer, and not in the input "
                      "layer", "threshold_ours": False})
     if counterpart(model) == "gpt2":
@@ -343,7 +345,7 @@ def _mev_claims(model: str) -> list[dict]:
             {"finding": "GPT-2: raw MEV about 30% in layers 2-11", "paper": "mean raw MEV about 0.30", "inner": True,
              "statistic": lambda types, baseline: np.nanmean(np.nanmean(types, axis=0)),
              "bounds": {"above": 0.15, "below": 0.45, "inclusive": True},
-             "ours": "{value:.3f} (mean over the inner non-input layers)",
+             "ours": "{value:.3f} {interval} (mean over the inner non-input layers); input layer {at_input:.3f}",
              "rule": "reproduced if the mean raw MEV over the non-input layers but the first and last lies between "
                      "0.15 and 0.45 (the paper's 0.30, 0.15 either side), and the input layer's does not",
              "threshold_ours": True})
@@ -359,14 +361,13 @@ def _mev_findings(model: str, table: pd.DataFrame, per_word: pd.DataFrame) -> li
         by_estimator = {}
         for estimator, column in MEV_ESTIMATORS.items():
             types = _over_types(per_word, model, column, layers)
-            baseline = table.mev_baseline.reindex(layers).to_numpy()
-            verdict = bootstrap_threshold(types, lambda sample: claim["statistic"](sample, baseline),
-                                          **claim["bounds"])
+            statistic = functools.partial(claim["statistic"], baseline=table.mev_baseline.reindex(layers).to_numpy())
+            verdict = bootstrap_threshold(types, statistic, **claim["bounds"])
             at_input = _at_input(per_word, model, column, table, claim["statistic"])
             control = threshold(at_input, **claim["bounds"])
             by_estimator[estimator] = [declare(
                 claim["finding"], claim["paper"], model,
-                claim["ours"].format(value=verdict.value) + f" {verdict.interval_text}; input layer {at_input:.3f}",
+                claim["ours"].format(value=verdict.value, interval=verdict.interval_text, at_input=at_input),
                 verdict, claim["rule"] + "; borderline if the 95% bootstrap interval over word types crosses a bound.",
                 kind="test", control="the input layer (no context), by the same rule", control_verdict=control,
                 threshold_ours=claim["threshold_ours"], headline=claim.get("headline", False),
