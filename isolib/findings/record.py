@@ -111,7 +111,7 @@ class Finding:
         Whether the control meets the same rule; "" where it is not judged.
     stand_in : str
         The model this result stands on when it is a stand-in for the paper's (:func:`mark_stand_ins`);
-        several, comma-separated, for a result across models; "" when it is on the paper's own model or data.
+        "" when it is on the paper's own model or data.
     marks : tuple of str
         Keys of :data:`MARKS` that apply (knife edge, degenerate interval, depends on scale).
     """
