@@ -168,7 +168,7 @@ show_table(verdict_table(claims.trend_findings(traces, correlation_table)))
 # ones; and a **label-free** objective (every item's target uniform over the classes: the same probe, loss
 # and optimiser, no label; the simplest objective that still moves the vectors — no update at all would
 # leave both metrics constant by construction). Their metrics are recorded every `control_every` updates: the
-# training is the same, and their findings read the first and last values. **The paper's argument predicts** (Section 2.3: any linear
+# training is the same, and each is judged on its claim's line by the same rule, on every recorded value. **The paper's argument predicts** (Section 2.3: any linear
 # classifier pulls its points into the clusters of the labels it is trained on) that the shuffled run behaves
 # like the true one against its own labels — IsoScore falls, the silhouette against the shuffled labels
 # rises — while the silhouette against the true labels does not rise, and that the label-free run moves

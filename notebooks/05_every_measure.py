@@ -272,7 +272,10 @@ plt.show()
 # **The literature** (Rudman et al. 2022) expects IsoScore to disagree with the average cosine and
 # with I(W), which it argues measure something else. The tests below take tau below 0.5 as disagreement
 # (our threshold), with the average cosine against Ethayarajh's anisotropy baseline (two estimates of
-# the same mean cosine) as the control that agreement is detected where it exists.
+# the same mean cosine) as the control, judged by the same rule: agreement is detected where it exists.
+# They count the cells of the judged views (a decoder's start-token view, not the papers' procedure);
+# their interval resamples whole models (the layers of one model are not independent draws) and the
+# token samples, and each is judged again on unit vectors, where no norm enters IsoScore or I(W).
 
 # %% tags=["nbval-check-output"]
 evidence["library_agreement"] = compute.library_agreement(cell_samples(cells[0]["space"], cells[0]["layer"])()[0])
@@ -280,7 +283,7 @@ evidence["rogue_shares"], evidence["rogue_resamples"] = compute.rogue_shares(
     [(cell, cell_samples(cell["space"], cell["layer"])()[0]) for cell in cells], n_resamples=n_resamples,
     random_state=random_state)
 findings = claims.findings(evidence)
-show_table(verdict_table(findings, ["IsoScore and", "Some pair"], values=False))
+show_table(verdict_table(findings, ["IsoScore and", "Some pair", "The measures rank"], values=False))
 
 # %% [markdown]
 # ## What moves each measure
@@ -314,14 +317,12 @@ plt.show()
 # %% [markdown]
 # **The literature** (Rudman et al. 2022): the average cosine depends on the mean vector and I(W) on the
 # scale, while IsoScore is invariant to both; and, the reverse, IsoScore reads the spread of the points
-# norms included, to which a cosine is blind. Judged per model (median over its layers, interval over
-# layers); the invariances themselves are checks.
+# norms included, to which a cosine is blind. These are properties of the measures' definitions, true
+# whatever the points: checks, not tests. The sizes of the moves are shown, per model.
 
 # %% tags=["nbval-check-output"]
-display(show_table(verdict_table(findings, ["The average cosine changes", "I(W) changes", "IsoScore changes"],
-                                 values=False)))
-show_table(verdict_table(findings, ["IsoScore is unchanged", "The average cosine is unchanged", "Whitening gives",
-                                    "I(W) is undefined", "The shared decomposition"], values=False))
+show_table(verdict_table(findings, ["IsoScore and the average cosine are unchanged", "The average cosine, I(W)",
+                                    "Whitening gives", "Every cell is measured"], values=False))
 
 # %% [markdown]
 # ## Rogue dimensions
@@ -329,8 +330,11 @@ show_table(verdict_table(findings, ["IsoScore is unchanged", "The average cosine
 # Timkey & van Schijndel (2021) decompose the cosine by coordinate: the average cosine is the sum over
 # coordinates of each one's part, and in the anisotropic layers of transformers one to three of them
 # carry most of it. Here, per cell: the share of the average cosine carried by the 3 coordinates that
-# contribute most (interval over tokens), and as the **control** the same share after a random rotation
+# contribute most (interval over windows), and as the **control** the same share after a random rotation
 # of the same points, which keeps every cosine and so every measure of angles, but no axis is special.
+# Standardising each coordinate removes the average cosine; its control is global centring alone, judged
+# by the same rule: where centring removes it too, the data cannot tell the rescaling of each coordinate
+# from the centring.
 # The right panel: the average cosine before and after centring, standardisation and removing the top
 # 3 coordinates by variance.
 

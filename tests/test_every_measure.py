@@ -12,7 +12,7 @@ from scipy import stats
 
 from isolib import parameters
 from isolib.evidence import judge, save_evidence
-from isolib.findings import read_record
+from isolib.findings import read_record, results_page
 from isolib.metrics import average_cosine, effective_rank, explained_variance, isoscore, partition_isotropy
 from isolib.studies.every_measure import claims, compute, guide, sampling, settings, tables
 from isolib.transforms import standardise
@@ -277,11 +277,12 @@ def test_the_static_sample_holds_the_words_of_the_same_windows():
 
 @pytest.fixture(scope="module")
 def small_run():
-    """Every measure on a few constructed cells: a decoder in two views (one with a rogue coordinate) and a static space."""
+    """Every measure on a few constructed cells: a decoder in two views (one with a rogue coordinate), a static space and
+    an encoder of two layers."""
     generator = np.random.default_rng(5)
     cells = []
-    for label in ("dec", "dec (start token)", "static"):
-        for layer in ((0,) if label == "static" else (0, 1, 2, 3)):
+    for label, layers in (("dec", range(4)), ("dec (start token)", range(4)), ("static", [0]), ("enc", range(2))):
+        for layer in layers:
             X = generator.standard_normal((300, 8)) * np.geomspace(2, 0.5, 8) + 1.5  # off the origin
             if label == "dec":
                 X[:, 0] += 5 + layer  # a rogue coordinate, growing with depth
@@ -297,10 +298,10 @@ def small_run():
 
 def test_measure_spaces_gives_one_row_per_cell_and_replicate_and_per_applicable_change(small_run):
     by_replicate, changed, *_ = small_run
-    assert len(by_replicate) == 9 * 2
+    assert len(by_replicate) == 11 * 2
     assert set(settings.MEASURE_NAMES) <= set(by_replicate.columns)
     # Every sample is changed (positions hold 0: the first position applies everywhere here).
-    assert len(changed) == 9 * 2 * len(settings.CHANGES)
+    assert len(changed) == 11 * 2 * len(settings.CHANGES)
     assert changed.groupby(["space", "layer", "change"]).replicate.nunique().eq(2).all()
 
 
@@ -328,8 +329,72 @@ def test_the_findings_are_tests_with_controls_and_checks_that_pass(small_run, mo
     assert {f.model: f.status for f in rogue_claim if f.counted}["static"] in ("not reproduced", "not comparable")
     beside = [f for f in tests if not f.counted]
     assert beside and {f.model for f in beside} == {"dec"}  # the papers' procedure shown beside the start-token view
-    centring = [f for f in tests if f.finding.startswith("The average cosine changes") and f.model == "dec"]
-    assert centring[0].status == "reproduced"  # the rogue coordinate's mean: centring removes it
+    # Rudman et al.'s properties of the measures hold by construction: checks, never tests.
+    assert not [f for f in tests if "invariant" in f.finding or "scaling" in f.finding]
+    assert any(f.finding.startswith("The average cosine, I(W) and IsoScore move") for f in checks)
+    # The claims over cells count the judged views only: the papers' procedure on the decoder is left out.
+    pooled = [f for f in tests if f.finding.startswith("IsoScore and")]
+    assert {f.model for f in pooled} == {"7 cells of 3 models"}  # dec (start token)'s 4 layers, static's, enc's 2
+    # With fewer model views than an interval over models needs, the claims over cells are not comparable.
+    two_models = [table[table.space != "enc"] for table in (by_replicate, changed, rogue)]
+    pooled = [f for f in claims.assess_findings(*two_models, n_points=300, n_replicates=2, n_resamples=20)
+              if f.model.endswith("models")]
+    assert [(f.model, f.status) for f in pooled] == [("5 cells of 2 models", "not comparable")]
+
+
+def with_average_cosine(changed: pd.DataFrame, space: str, change: str, value: float) -> pd.DataFrame:
+    """``changed`` with the average cosine of one space after one change set to ``value`` in every layer and sample."""
+    changed = changed.copy()
+    changed.loc[(changed.space == space) & (changed.change == change), "average_cosine"] = value
+    return changed
+
+
+@pytest.mark.parametrize("centred, status", [(0.01, "indistinguishable"), (0.3, "reproduced")])
+def test_standardisation_counts_only_where_centring_alone_leaves_the_average_cosine(small_run, centred, status):
+    by_replicate, changed, rogue, _ = small_run
+    changed = with_average_cosine(with_average_cosine(changed, "dec (start token)", "standardise", 0.01),
+                                  "dec (start token)", "centre", centred)
+    findings = claims.assess_findings(by_replicate, changed, rogue, n_points=300, n_replicates=2, n_resamples=50)
+    (judged,) = [f for f in findings if f.finding.startswith("Standardisation") and f.model == "dec (start token)"]
+    assert judged.status == status
+    assert judged.control_value == pytest.approx(centred)
+    assert judged.control_status == ("passes" if centred < claims.STANDARDISED_BOUND else "fails")
+
+
+def test_the_rogue_share_counts_only_where_a_random_rotation_does_not_carry_it_too(small_run):
+    by_replicate, changed, rogue, _ = small_run
+    rotated_like_ours = rogue.assign(rotated_share=rogue.top_share)  # a control that passes the same rule
+    findings = claims.assess_findings(by_replicate, changed, rotated_like_ours, n_points=300, n_replicates=2,
+                                      n_resamples=50)
+    judged = {f.model: f for f in findings if f.finding.startswith("3 rogue") and f.counted}
+    assert judged["dec (start token)"].control_status == ("passes" if judged["dec (start token)"].value > 0.5
+                                                          else "fails")
+    assert all(f.status != "reproduced" for f in judged.values())
+
+
+def test_the_agreement_interval_resamples_whole_models():
+    # Two models whose layers IsoScore and the average cosine rank alike (tau 1 within each), the models in opposite
+    # orders: a resample of one model only gives tau 1, which a resample of cells almost never does.
+    layers = np.arange(4)
+    rows = [{"space": space, "layer": layer, "replicate": replicate, "isoscore": shift + layer / 10 + replicate / 100,
+             "average_cosine": 0.5 + shift - layer / 10, "log10_iw": 0.0}
+            for space, shift in (("a", 0.0), ("b", 0.5)) for layer in layers for replicate in range(2)]
+    table = pd.DataFrame(rows).reindex(columns=["space", "layer", "replicate", *settings.MEASURE_NAMES, "log10_iw"])
+    verdict, pair = claims._block_tau(table, ("isoscore", "average_cosine"), below=0.5, n_resamples=200)
+    assert pair == ("isoscore", "average_cosine") and verdict.value < 0.5
+    assert verdict.interval[1] == pytest.approx(1.0)
+    # The control: the same cells, each its own model, and no resample reaches 1.
+    cells = table.assign(space=table.space + table.layer.astype(str), layer=0)
+    by_cell, _ = claims._block_tau(cells, ("isoscore", "average_cosine"), below=0.5, n_resamples=200)
+    assert by_cell.interval[1] < 0.99
+
+
+def test_the_anisotropic_layers_threshold_gives_its_range():
+    cosines = pd.Series([0.05, 0.12, 0.2, 0.4])
+    # Passing while the layer at 0.12 is left out: any threshold above 0.12 and up to 0.4 picks a passing set.
+    assert claims._selection_range(cosines, lambda chosen: chosen > 0.12, 0.3) == (0.12, 0.4)
+    # Failing from the lowest layer up: any threshold up to 0.12.
+    assert claims._selection_range(cosines, lambda chosen: chosen > 0.12, 0.1) == (-np.inf, 0.12)
 
 
 def test_the_guide_and_the_disagreements_are_generated_from_the_tables(small_run):
@@ -371,7 +436,41 @@ def test_the_record_is_judged_again_from_the_stored_evidence_alone(small_run, tm
     assert record.notes[-1].startswith(f"Wall time of the notebook: 1.5 min, of which 1.2 min measuring "
                                        f"{len(by_replicate) + len(changed)} point sets, one per core at a time")
     units = {f.finding.split(" ")[0]: f.sampling_unit for f in record.findings if f.model == "dec (start token)"}
-    assert units["The"] == "layers of the model" and units["3"] == "tokens of the weakest layer"
+    assert units["3"] == "windows of the weakest layer" and units["Standardisation"] == ""
+    assert "windows of 512 tokens" in record.notes[3]
+
+
+def test_every_test_stands_on_the_stand_ins_each_named_once_on_the_page(small_run, tmp_path):
+    offline = {"dec": "smollm2", "dec (start token)": "smollm2 (start token)", "static": "glove-50d"}
+    evidence = small_evidence(small_run)
+    for name in ("measures_by_replicate", "changed", "rogue_shares", "rogue_resamples"):
+        table = evidence[name]
+        evidence[name] = table.assign(**{column: table[column].replace(offline) for column in ("space", "model")
+                                         if column in table})
+    record = claims.record(evidence)
+    tests = [f for f in record.findings if f.kind == "test"]
+    assert {f.stand_in for f in tests if f.model.endswith("models")} == {"smollm2, glove-50d"}
+    # Every offline model stands in for the papers'; a model that is none of them (enc) is on its own.
+    assert {f.model: f.stand_in for f in tests if not f.model.endswith("models")} == {
+        "smollm2 (start token)": "smollm2", "smollm2": "smollm2", "glove-50d": "glove-50d", "enc": ""}
+    page = results_page(record)
+    assert "- **smollm2**:" in page and "- **glove-50d**:" in page and "**smollm2, glove-50d**" not in page
+
+
+def test_the_rogue_interval_resamples_whole_windows():
+    # Two windows, each of one repeated vector: a resample can only hold window A twice, B twice, or both, so its
+    # share takes at most three values; a resample of the tokens would mix the windows in any proportion.
+    generator = np.random.default_rng(0)
+    window_a, window_b = generator.standard_normal(6) + 2, generator.standard_normal(6) + 2
+    points = np.vstack([np.tile(window_a, (100, 1)), np.tile(window_b, (100, 1))]) + 1e-3 * gaussian(200, 6)
+    sample = sampling.Sample(points, np.arange(200), np.repeat([0, 1], 100), np.tile(np.arange(100), 2))
+    _, resamples = compute.rogue_shares([({"space": "two windows", "layer": 0}, sample)], n_dimensions=2,
+                                        n_resamples=200)
+    assert resamples.top_share.round(2).nunique() <= 3
+    # The control: every token its own window (no contexts), and the shares spread.
+    _, by_token = compute.rogue_shares([({"space": "two windows", "layer": 0}, dataclasses.replace(
+        sample, contexts=None))], n_dimensions=2, n_resamples=200)
+    assert by_token.top_share.round(2).nunique() > 3
 
 
 def test_the_rogue_interval_is_read_from_the_stored_resamples(small_run):

@@ -110,8 +110,8 @@ class Finding:
     control_status : {"passes", "fails", ""}
         Whether the control meets the same rule; "" where it is not judged.
     stand_in : str
-        The model this result stands on when it is a stand-in for the paper's (:func:`mark_stand_ins`);
-        "" when it is on the paper's own model or data.
+        The model this result stands on when it is a stand-in for the paper's (:func:`mark_stand_ins`),
+        several separated by ", " for a result over several; "" when it is on the paper's own model or data.
     marks : tuple of str
         Keys of :data:`MARKS` that apply (knife edge, degenerate interval, depends on scale).
     """

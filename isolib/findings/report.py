@@ -202,7 +202,7 @@ def glossary_link(folder: str | Path) -> str:
 
 def _stand_in_lines(findings: Sequence[Finding]) -> list[str]:
     """One bullet per stand-in the counted tests rest on: why its results may differ from the paper's model's."""
-    names = dict.fromkeys(f.stand_in for f in findings if f.stand_in and f.kind == "test")
+    names = dict.fromkeys(name for f in findings if f.stand_in and f.kind == "test" for name in f.stand_in.split(", "))
     return [f"- **{name}**: {STAND_IN_REASONS.get(name, 'a model the paper did not run')}." for name in names]
 
 

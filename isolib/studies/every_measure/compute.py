@@ -14,8 +14,8 @@ What this module returns is the study's *evidence* (stored by the notebook, judg
 * :func:`measure_spaces` -- every measure of every (model, view, layer) cell and token sample, and of
   every change of each sample: the tables ``measures_by_replicate`` and ``changed``;
 * :func:`rogue_shares` -- how much of the average cosine the top coordinates carry, against a random
-  rotation of the same points, with the share of each bootstrap resample of the tokens (the only
-  interval whose unit, the tokens, is not kept in the tables: its resamples are);
+  rotation of the same points, with the share of each bootstrap resample of the windows (the only
+  interval whose unit, the windows, is not kept in the tables: its resamples are);
 * :func:`library_agreement` -- the shared decomposition against :mod:`isolib.metrics` (a check).
 """
 
@@ -476,7 +476,8 @@ def rogue_shares(samples, *, n_dimensions: int = TOP_COORDINATES, n_resamples: i
     n_dimensions : int
         The top coordinates counted (by their part of the average cosine, :func:`cosine_contributions`).
     n_resamples : int
-        Bootstrap resamples of the tokens (drawn with replacement, as multinomial weights).
+        Bootstrap resamples of the windows (the sample's contexts; without them, of the tokens), drawn with
+        replacement as multinomial weights: tokens of one window are not independent draws.
     random_state : int
 
     Returns
@@ -487,7 +488,7 @@ def rogue_shares(samples, *, n_dimensions: int = TOP_COORDINATES, n_resamples: i
         after a random rotation, which keeps every cosine: the control, near ``n_dimensions / d`` when no axis
         is special); ``rogue`` (the top coordinates, by index).
     resamples : pandas.DataFrame, one row per cell and resample
-        ``space``, ``layer``, ``resample``, ``top_share``: the share in each bootstrap resample of the tokens
+        ``space``, ``layer``, ``resample``, ``top_share``: the share in each bootstrap resample of the windows
         (:func:`isolib.studies.every_measure.tables.rogue_table` reads its interval from them).
     """
     generator = rng(random_state)
@@ -499,7 +500,11 @@ def rogue_shares(samples, *, n_dimensions: int = TOP_COORDINATES, n_resamples: i
         order = np.argsort(-contributions)
         units = points / np.linalg.norm(points, axis=1, keepdims=True)
         n = len(units)
-        weights = generator.multinomial(n, np.full(n, 1 / n), size=n_resamples).astype(float)
+        # Tokens of one window share its context: whole windows are drawn, each token weighted by its window's draws.
+        contexts = np.arange(n) if sample.contexts is None else np.asarray(sample.contexts)
+        windows, window_of = np.unique(contexts, return_inverse=True)
+        draws = generator.multinomial(len(windows), np.full(len(windows), 1 / len(windows)), size=n_resamples)
+        weights = draws[:, window_of].astype(float)
         sums, squares = weights @ units, weights @ units**2
         resampled = (sums**2 - squares) / (n * (n - 1))
         resampled_rows.append(pd.DataFrame({"space": cell["space"], "layer": cell["layer"],

@@ -11,7 +11,7 @@ Functions of measured values only (the evidence tables of
 * :func:`sensitivity_table` -- each measure's change under each change of the points, on the isotropy
   scale, with an interval over cells;
 * :func:`cell_table` -- every measure of each cell, the mean and spread over its token samples;
-* :func:`rogue_table` -- the rogue shares of each cell with their interval over tokens.
+* :func:`rogue_table` -- the rogue shares of each cell with their interval over windows.
 
 Orientation and the isotropy scale
 ----------------------------------
@@ -279,13 +279,13 @@ def cell_table(by_replicate: pd.DataFrame) -> pd.DataFrame:
 
 
 def rogue_table(cells: pd.DataFrame, resamples: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
-    """:func:`~isolib.studies.every_measure.compute.rogue_shares`' cells, with the percentile interval over tokens.
+    """:func:`~isolib.studies.every_measure.compute.rogue_shares`' cells, with the percentile interval over windows.
 
     Returns
     -------
     pandas.DataFrame, one row per cell
         The cells' columns, with ``top_share_low`` and ``top_share_high`` after ``top_share``: the
-        ``level`` percentile interval of the top coordinates' share over the resamples of the tokens.
+        ``level`` percentile interval of the top coordinates' share over the resamples of the windows.
     """
     ends = {}
     for (space, layer), shares in resamples.groupby(["space", "layer"], sort=False):

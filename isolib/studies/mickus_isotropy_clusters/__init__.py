@@ -14,7 +14,8 @@ Parts
     demonstration and Appendix A's plan.
 :mod:`~isolib.studies.mickus_isotropy_clusters.claims`
     Each claim judged from the evidence tables alone (:func:`~.claims.record`): effect sizes towards
-    each metric's bound, monotonicity, correlations and spread over seeds, the controls, the counts.
+    each metric's bound and monotonicity, each beside its control judged by the same rule, the spread over
+    seeds; the counts of Tables 1 and 2 as checks; the stand-ins marked.
 :mod:`~isolib.studies.mickus_isotropy_clusters.figures`
     Figures 2 to 4 and the controls' figure.
 """

@@ -443,8 +443,9 @@ def control_traces(setup: Setup, *, n_updates: int, seeds: Sequence[int], every:
     seeds : sequence of int
     every : int
         Record the metrics every ``every`` updates (and after the last): the training is the same,
-        and the controls' findings read only the first and last values, so a sparser trace saves
-        most of the cost (the metrics, not the updates, take the time).
+        and the controls are judged on the values recorded (the first and last, and every recorded
+        step for steadiness), so a sparser trace saves most of the cost (the metrics, not the updates,
+        take the time).
     device : str
     resume : bool
         Store each run in the cache and reuse it (:func:`isolib.probe.train_probe`).
