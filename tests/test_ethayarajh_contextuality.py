@@ -353,10 +353,24 @@ def per_layer_table(model, baseline, self_adjusted, intra_adjusted, mev_adjusted
     })
 
 
+def per_word_table(per_layer, words=("the", "of", "dog"), deltas=(-0.02, -0.01, 0.03), *, input_mev=0.9):
+    """Per layer, one row per word whose self-similarity and MEVs (uncentred, centred) vary around the layer's
+    means; the input layer, static, has the MEV ``input_mev``."""
+    return pd.DataFrame([{"model": row.model, "layer": row.layer, "word": word, "n_contexts": 5 + rank,
+                          "self_similarity": row.self_similarity + delta,
+                          "mev": (input_mev if row.layer == 0 else row.mev) + delta / 10,
+                          "mev_centred": (input_mev if row.layer == 0 else row.mev_centred) + delta / 10}
+                         for row in per_layer.itertuples() for rank, (word, delta) in enumerate(zip(words, deltas))])
+
+
 def evidence_of(per_layer, per_word, *, n_lowest=10, **more):
     """The evidence the claims read: the tables given, the words of lowest self-similarity drawn from ``per_word``."""
     return {"run": {"n_lowest": n_lowest, "min_coverage": 0.25}, "per_layer": per_layer, "per_word": per_word,
             "lowest": lowest_self_similarity(per_word, n_words=n_lowest), **more}
+
+
+def by_claim(found):
+    return {(f.finding, f.model): f for f in found}
 
 
 def test_the_claims_apply_the_stated_rules():
@@ -368,16 +382,11 @@ def test_the_claims_apply_the_stated_rules():
                         [0.02] * 13),
     ], ignore_index=True)
     # Per layer, three types whose means are the layer's; the two lowest are stopwords: a share of 1.0 in each.
-    per_word = pd.DataFrame([{"model": row.model, "layer": row.layer, "word": word,
-                              "self_similarity": row.self_similarity + delta, "mev": row.mev + delta / 10}
-                             for row in per_layer.itertuples()
-                             for word, delta in zip(["the", "of", "dog"], [-0.02, -0.01, 0.03])])
-    findings = claims.findings(evidence_of(per_layer, per_word, n_lowest=2))
-    by_key = {(f.finding, f.model): f for f in findings}
+    per_word = per_word_table(per_layer)
+    by_key = by_claim(claims.findings(evidence_of(per_layer, per_word, n_lowest=2)))
     assert by_key["Anisotropy in every non-input layer", "minilm"].status == "reproduced"
     assert by_key["Anisotropy grows with depth", "minilm"].status == "reproduced"
     assert by_key["Self-similarity falls with depth", "gpt2"].status == "reproduced"
-    assert by_key["Stopwords have the lowest self-similarity", "minilm"].status == "reproduced"
     assert by_key[("BERT: same-sentence words grow apart in upper layers but stay more similar than "
                    "random words", "minilm")].status == "reproduced"
     assert by_key["GPT-2: same-sentence words no more similar than random words", "gpt2"].status == "reproduced"
@@ -388,7 +397,7 @@ def test_the_claims_apply_the_stated_rules():
     assert by_key["average cosine between random words, GPT-2 L2-9", "gpt2"].status == "reproduced"
     assert by_key["average cosine between random words, BERT L0", "minilm"].status == "not comparable"
     assert by_key["average cosine between random words, ELMo L0", "-"].status == "not comparable"
-    assert all(f.status in STATUSES and f.rule for f in findings)
+    assert all(f.status in STATUSES and f.rule for f in by_key.values())
     # The per-type claims carry an interval over word types.
     assert "[95% CI" in by_key["Self-similarity falls with depth", "gpt2"].ours
     assert "Threshold ours" in by_key["Self-similarity falls with depth", "gpt2"].rule
@@ -396,19 +405,110 @@ def test_the_claims_apply_the_stated_rules():
     assert by_key["Stopwords have the lowest self-similarity", "minilm"].sampling_unit == "layers"
 
 
+def test_a_control_that_passes_the_same_rule_leaves_the_claim_indistinguishable():
+    # GPT-2's input layer is as anisotropic as its hidden layers (0.61): "anisotropy in every non-input layer" holds,
+    # and holds for the input layer too; minilm's input layer (0.05) fails the rule, so its claim is reproduced.
+    per_layer = pd.concat([
+        per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4], [0.9, 0.7, 0.5, 0.3], [0.4, 0.3, 0.2, 0.1], [0.01] * 4),
+        per_layer_table("gpt2", np.r_[0.61, [0.6] * 11, 0.978], np.linspace(0.5, 0.1, 13), [0.0] * 13, [0.02] * 13),
+    ], ignore_index=True)
+    by_key = by_claim(claims.findings(evidence_of(per_layer, per_word_table(per_layer), n_lowest=2)))
+    gpt2 = by_key["Anisotropy in every non-input layer", "gpt2"]
+    assert (gpt2.status, gpt2.control_status, gpt2.control_value) == ("indistinguishable", "passes", 0.61)
+    minilm = by_key["Anisotropy in every non-input layer", "minilm"]
+    assert (minilm.status, minilm.control_status) == ("reproduced", "fails")
+    # Hidden layers above the input layer: every one of minilm's, 1 of GPT-2's 12 (only L12 exceeds 0.61).
+    assert by_key["Anisotropy: hidden layers above the input layer", "minilm"].status == "reproduced"
+    assert by_key["Anisotropy: hidden layers above the input layer", "gpt2"].value == pytest.approx(1 / 12)
+    # A static input layer passes "less than 5% explained" as well as the hidden layers: the rule cannot tell them apart.
+    static_like = by_claim(claims.findings(evidence_of(per_layer, per_word_table(per_layer, input_mev=0.01),
+                                                       n_lowest=2)))
+    assert static_like["Less than 5% of a word's variance is explained by a static embedding",
+                       "minilm"].status == "indistinguishable"
+
+
+def test_every_mev_claim_is_judged_with_both_estimators_and_combined():
+    # Uncentred word MEV high in every hidden layer, centred low: the paper's formula and the authors' code disagree.
+    per_layer = per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4], [0.9, 0.7, 0.5, 0.3], [0.4, 0.3, 0.2, 0.1],
+                                [0.6] * 4)
+    by_key = by_claim(claims.findings(evidence_of(per_layer, per_word_table(per_layer), n_lowest=2)))
+    finding = by_key["Less than 5% of a word's variance is explained by a static embedding", "minilm"]
+    assert finding.status == "mixed"
+    assert finding.ours.startswith("the paper's formula (uncentred): max mean adjusted MEV 0.600")
+    assert "; the authors' code (centred): max mean adjusted MEV 0.000" in finding.ours
+    assert "Judged on each estimator" in finding.rule
+    assert by_key["BERT: raw MEV below 5% in every layer", "minilm"].status == "mixed"
+
+
+def test_claims_about_layers_leave_the_input_layer_out():
+    # Self-similarity rises from the input layer to layer 1, then falls: over the non-input layers it falls.
+    per_layer = per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4, 0.4], [0.1, 0.9, 0.7, 0.5, 0.3],
+                                [-0.1, 0.4, 0.3, 0.2, 0.1], [0.01] * 5)
+    by_key = by_claim(claims.findings(evidence_of(per_layer, per_word_table(per_layer), n_lowest=2)))
+    assert by_key["Self-similarity falls with depth", "minilm"].value == pytest.approx(-1.0)
+    # A negative adjusted intra-sentence similarity at the input layer does not count against BERT's finding.
+    assert by_key[("BERT: same-sentence words grow apart in upper layers but stay more similar than "
+                   "random words", "minilm")].status == "reproduced"
+
+
+def test_bert_exceptions_at_the_top_are_judged_against_the_same_comparison_one_layer_lower():
+    # The average cosine falls at the last layer but also one layer lower: the drop is not the last layer's own.
+    per_layer = per_layer_table("mpnet", [0.05, 0.4, 0.3, 0.2], [0.9, 0.5, 0.6, 0.7], [0.4, 0.1, 0.2, 0.3],
+                                [0.01] * 4)
+    by_key = by_claim(claims.findings(evidence_of(per_layer, per_word_table(per_layer), n_lowest=2)))
+    assert by_key["Anisotropy: BERT's penultimate layer above its last", "mpnet"].status == "indistinguishable"
+    assert by_key["Slides: self- and intra-sentence similarity rise again at BERT's last layer",
+                  "mpnet"].status == "indistinguishable"
+    rising = per_layer_table("mpnet", [0.05, 0.2, 0.4, 0.3], [0.9, 0.7, 0.5, 0.6], [0.4, 0.3, 0.2, 0.3], [0.01] * 4)
+    by_key = by_claim(claims.findings(evidence_of(rising, per_word_table(rising), n_lowest=2)))
+    assert by_key["Anisotropy: BERT's penultimate layer above its last", "mpnet"].status == "reproduced"
+    assert by_key["Slides: self- and intra-sentence similarity rise again at BERT's last layer",
+                  "mpnet"].status == "reproduced"
+
+
 def test_a_decoder_is_judged_in_its_start_token_view_with_the_paper_procedure_beside_it():
     # With the sink kept, the average cosine is high in every layer; behind a start token it is not.
-    views = {"gpt2": [0.3, 0.8, 0.8, 0.8], "gpt2 (start token)": [0.3, 0.05, 0.05, 0.05]}
+    views = {"gpt2": [0.03, 0.8, 0.8, 0.8], "gpt2 (start token)": [0.03, 0.05, 0.05, 0.05]}
     per_layer = pd.concat([per_layer_table(label, baseline, [0.9, 0.7, 0.5, 0.3], [0.1, 0.0, 0.0, 0.0], [0.01] * 4)
                            for label, baseline in views.items()], ignore_index=True)
-    per_word = pd.DataFrame([{"model": row.model, "layer": row.layer, "word": word,
-                              "self_similarity": row.self_similarity, "mev": row.mev} for row in per_layer.itertuples()
-                             for word in ("the", "dog")])
+    per_word = per_word_table(per_layer, ("the", "dog"), (0.0, 0.0))
     rows = [f for f in claims.findings(evidence_of(per_layer, per_word, n_lowest=1))
             if f.finding == "Anisotropy in every non-input layer"]
     assert [(f.model, f.status, f.counted, f.note) for f in rows] == [
         ("gpt2 (start token)", "not reproduced", True, "holds only with the attention sink"),
         ("gpt2", "reproduced", False, "holds only with the attention sink")]
+
+
+def test_the_sink_view_enters_no_finding_across_models_and_a_reference_number_is_counted_once():
+    labels = {"minilm": [0.05, 0.2, 0.3, 0.4], "mpnet": [0.02, 0.1, 0.2, 0.3], "smollm2": [0.3, 0.8, 0.8, 0.9],
+              "smollm2 (start token)": [0.3, 0.1, 0.2, 0.3]}
+    per_layer = pd.concat([per_layer_table(label, baseline, [0.9, 0.7, 0.5, 0.3], [0.4, 0.3, 0.2, 0.25], [0.01] * 4)
+                           for label, baseline in labels.items()], ignore_index=True)
+    found = claims.findings(evidence_of(per_layer, per_word_table(per_layer), n_lowest=2))
+    rows = [f for f in found if f.finding == "average cosine between random words, BERT L0"]
+    assert [(f.model, f.ours, f.status) for f in rows] == [
+        ("minilm, mpnet", "minilm 0.050 (L0); mpnet 0.020 (L0)", "not comparable")]
+    rows = [f for f in found if f.finding == "mean raw self-similarity, GPT-2 L12"]
+    assert [f.model for f in rows] == ["smollm2 (start token)"]
+    across = [f for f in found if f.finding == "Self-similarity falls lowest in GPT-2: the most context-specific model"]
+    assert [f.model for f in across] == ["smollm2 (start token), minilm, mpnet"]
+    # Every model's lowest adjusted self-similarity is 0.3: the decoder is not below the encoders.
+    assert across[0].status == "not reproduced"
+
+
+def test_gpt2_is_the_most_context_specific_only_if_its_input_layer_is_not():
+    def table(label, self_adjusted):
+        return per_layer_table(label, [0.05, 0.2, 0.3, 0.4], self_adjusted, [0.4, 0.3, 0.2, 0.1], [0.01] * 4)
+
+    encoder = table("minilm", [0.9, 0.7, 0.5, 0.4])
+    decoders = {"apart": [0.95, 0.6, 0.3, 0.1], "already at the input": [0.5, 0.6, 0.3, 0.1]}
+    statuses = {}
+    for case, self_adjusted in decoders.items():
+        per_layer = pd.concat([table("smollm2 (start token)", self_adjusted), encoder], ignore_index=True)
+        found = by_claim(claims.findings(evidence_of(per_layer, per_word_table(per_layer), n_lowest=2)))
+        statuses[case] = found["Self-similarity falls lowest in GPT-2: the most context-specific model",
+                               "smollm2 (start token), minilm"].status
+    assert statuses == {"apart": "reproduced", "already at the input": "indistinguishable"}
 
 
 def test_a_thin_stopword_share_is_borderline():
@@ -419,14 +519,71 @@ def test_a_thin_stopword_share_is_borderline():
         n_stop = int(round(share * 10))
         lowest = ["the", "of", "and", "to", "a", "in", "is", "it", "that", "was"][:n_stop]
         lowest += [f"word{i}" for i in range(10 - n_stop)]
-        words += [{"model": "minilm", "layer": layer, "word": word, "self_similarity": 0.01 * rank, "mev": 0.5}
-                  for rank, word in enumerate(lowest + ["dog", "cat"])]
+        words += [{"model": "minilm", "layer": layer, "word": word, "self_similarity": 0.01 * rank, "mev": 0.5,
+                   "mev_centred": 0.5, "n_contexts": 5} for rank, word in enumerate(lowest + ["dog", "cat"])]
     per_word = pd.DataFrame(words)
     per_layer = per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], np.linspace(0.9, 0.3, 7),
                                 np.linspace(0.4, 0.1, 7), [0.01] * 7)
     by_key = {f.finding: f for f in claims.findings(evidence_of(per_layer, per_word))}
     finding = by_key["Stopwords have the lowest self-similarity"]
     assert finding.status == "borderline" and "median stopword share 0.55 [95% CI" in finding.ours
+
+
+def test_stopwords_lowest_already_in_the_input_layer_are_indistinguishable():
+    # The two stopwords are the lowest in every layer, the input layer too, where only position varies a word.
+    per_layer = per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4], [0.9, 0.7, 0.5, 0.3], [0.4, 0.3, 0.2, 0.1], [0.01] * 4)
+    finding = by_claim(claims.findings(evidence_of(per_layer, per_word_table(per_layer), n_lowest=2)))[
+        "Stopwords have the lowest self-similarity", "minilm"]
+    assert (finding.status, finding.control_status) == ("indistinguishable", "passes")
+    # A decoder's input layer gives every word one self-similarity: its lowest words are a tie, no control.
+    per_layer = per_layer_table("smollm2", [0.05, 0.2, 0.3, 0.4], [0.0, 0.7, 0.5, 0.3], [0.4, 0.3, 0.2, 0.1], [0.01] * 4)
+    per_word = per_word_table(per_layer)
+    per_word.loc[per_word.layer == 0, "self_similarity"] = 1.0
+    finding = by_claim(claims.findings(evidence_of(per_layer, per_word, n_lowest=2)))[
+        "Stopwords have the lowest self-similarity", "smollm2"]
+    assert (finding.status, finding.control_status) == ("reproduced", "")
+
+
+def table1_rows(model, scores_by_embedding, coverage=0.5):
+    """Table 1's rows of one model: per embedding (``layer N`` or a static one) its score on each benchmark."""
+    return pd.DataFrame([{"model": model, "embedding": embedding, "layer": float(embedding.split()[1])
+                          if embedding.startswith("layer") else np.nan, "benchmark": f"B{i}", "score": score,
+                          "coverage": coverage}
+                         for embedding, scores in scores_by_embedding.items() for i, score in enumerate(scores)])
+
+
+def test_table1_scores_each_benchmark_with_the_layer_chosen_on_the_others():
+    # Layer 1 has the best mean only through B0; chosen without B0, B0 is scored with layer 6, which loses there.
+    per_layer = per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4], [0.9, 0.7, 0.5, 0.3], [0.4, 0.3, 0.2, 0.1], [0.01] * 4)
+    table1 = table1_rows("minilm", {"layer 1": [1.0, *[0.41] * 5], "layer 6": [0.0, *[0.5] * 5],
+                                    "toy (same words)": [0.4] * 6})
+    found = by_claim(claims.findings(evidence_of(per_layer, per_word_table(per_layer), n_lowest=2, table1=table1)))
+    beats = found["Table 1: PC static embeddings beat GloVe on most benchmarks", "minilm"]
+    assert beats.value == pytest.approx(5 / 6)
+    assert beats.ours.startswith("the held-out layer (layer 1 for 5, layer 6 for 1) beats toy (same words) in 5 of 6")
+    lower = found["Table 1: lower layers give better PC static embeddings than upper layers", "minilm"]
+    assert lower.control.startswith("the last layer's") and lower.sampling_unit == "benchmarks"
+    # Benchmarks covered below min_coverage count for no Table 1 finding.
+    thin = table1_rows("minilm", {"layer 1": [0.9] * 6, "layer 6": [0.1] * 6, "toy (same words)": [0.4] * 6},
+                       coverage=0.1)
+    found = by_claim(claims.findings(evidence_of(per_layer, per_word_table(per_layer), n_lowest=2, table1=thin)))
+    assert {found[claim, "minilm"].status for claim in (
+        "Table 1: PC static embeddings beat GloVe on most benchmarks",
+        "Table 1: lower layers give better PC static embeddings than upper layers")} == {"not comparable"}
+
+
+def test_the_slides_nouns_and_verbs_are_judged_against_words_of_the_same_frequencies():
+    # MEV falls with the number of contexts alone: rare words beat frequent ones whatever their part of speech.
+    per_layer = per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4], [0.9, 0.7, 0.5, 0.3], [0.4, 0.3, 0.2, 0.1], [0.01] * 4)
+    contexts = {"battery": 6, "piano": 7, "go": 300, "take": 280, "table": 6, "chair": 7, "thing": 290, "way": 310}
+    per_word = pd.DataFrame([{"model": "minilm", "layer": layer, "word": word, "n_contexts": n, "self_similarity": 0.5,
+                              "mev": 1 / np.log(n) + 0.01 * layer, "mev_centred": 0.3}
+                             for layer in range(4) for word, n in contexts.items()])
+    pairs = {"minilm": [("battery", "go"), ("piano", "take")]}
+    finding = by_claim(claims.findings(evidence_of(per_layer, per_word, n_lowest=2, example_pairs=pairs)))[
+        "Slides: a concrete noun's MEV stays high, a frequent verb's is lower", "minilm"]
+    assert finding.status == "indistinguishable" and finding.control_status == "passes"
+    assert "frequency-matched pairs 100% (table/thing 100%, chair/way 100%)" in finding.ours
 
 
 def test_views_of_the_first_position_keep_their_paper_model():
@@ -591,13 +748,16 @@ def test_the_stored_evidence_is_judged_again_to_the_same_record(tmp_path, few_re
     # Every part of the evidence is judged: the example words, Table 1 per model and across models.
     assert found["Slides: a concrete noun's MEV stays high, a frequent verb's is lower", "minilm"].status == "reproduced"
     assert found["Table 1: PC static embeddings beat GloVe on most benchmarks", "minilm"].sampling_unit == "benchmarks"
+    # The decoder's paper procedure (the sink kept) enters no finding across models.
     assert found["Table 1: GPT-2's PC static embeddings are worse than BERT's",
-                 "smollm2, smollm2 (start token), minilm"].status == "reproduced"
+                 "smollm2 (start token), minilm"].status == "reproduced"
+    assert {f.stand_in for f in expected.findings if f.model != "-"} == {"minilm", "smollm2", "smollm2, minilm"}
     assert expected.notes[0].startswith("Profile `quick`: models minilm, smollm2; 3 STS sentences; unit `token`")
     assert "MEV and PC vectors from at most all occurrences" in expected.notes[0]
-    assert expected.notes[2] == ("Wall time of the notebook: 0.2 min (tables read from the cache when stored); "
+    assert expected.notes[-1] == ("Wall time of the notebook: 0.2 min (tables read from the cache when stored); "
                                  "peak memory of the kernel: 1.5 GiB.")
     assert expected.models.endswith("; static baseline toy; ELMo is not run.")
+    assert expected.notes[1].startswith("Every claim about layers is judged over the non-input layers")
 
 
 def test_a_notebook_section_is_judged_on_the_evidence_computed_so_far(few_resamples):

@@ -583,6 +583,11 @@ def test_a_stand_ins_result_never_counts_as_the_papers(tmp_path):
     assert "minilm (stand-in)" in page and "- **smollm2**: an instruction-tuned decoder" in page
     custom = mark_stand_ins(rows, lambda finding: "tiny" if finding.model == "bert-base-uncased" else "")
     assert [f.stand_in for f in custom] == ["", "", "tiny"]
+    # A result across models stands on each of them: one bullet each, none for the pair.
+    across = declare("Claim", "p", "minilm, mpnet", "0.3", threshold(0.3, above=0.1), "r.", **TEST)
+    page = results_page(Record("T", "C", "M", (), tuple(mark_stand_ins([across], lambda f: "minilm, mpnet"))), tmp_path)
+    assert "- **minilm**: a sentence encoder" in page and "- **mpnet**: a sentence encoder" in page
+    assert "**minilm, mpnet**" not in page
 
 
 def test_a_degenerate_interval_is_reported_and_decides_nothing():
