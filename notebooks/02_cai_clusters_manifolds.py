@@ -177,7 +177,11 @@ for (view, corpus), kept in analysed.items():
 # below 0.1; every restart is scored, so k comes with its spread (`silhouette_std`,
 # `restarts_agreeing`). Every chosen cluster is described (`clusters` table): a cluster below
 # `min_cluster_share` of the tokens, or made mostly of window-first tokens or placeholders, is an
-# **outlier group**, not a cluster that dominates the space (`n_real_clusters` counts the others).
+# **outlier group**, not a cluster that dominates the space (`n_real_clusters` counts the others);
+# the claims also set apart a cluster that is mostly one token type or whose norms stand far from the
+# others' (an *artefact group*). The clusters' **control** is the same selection on as many points
+# drawn from one Gaussian with the layer's mean and covariance (`gaussian_n_clusters`,
+# `gaussian_silhouette`): a space with the same spread and no clusters.
 # Inside each cluster the cluster's mean is subtracted and S_inter / S_intra are computed again:
 # `s_inter_clusters` is the authors' unweighted mean over clusters, `s_inter_clusters_weighted` the
 # mean over one token per type (each type once, so a cluster weighs by the types it holds). The
@@ -191,8 +195,9 @@ for (view, corpus), kept in analysed.items():
 # Each layer's analysis is stored as it is finished: a stopped run resumes at the next layer.
 tables, clusters = compute.geometry_by_view(embeddings, analysed, random_state=random_state, n_jobs=n_jobs,
                                             resume=True, **geometry_options)
-# The evidence the claims are judged on: every per-layer number, every k-means restart, every type's centring units.
-evidence = {name: tables[name] for name in ("per_layer", "silhouettes", "units")}
+# The evidence the claims are judged on: every per-layer number, every k-means restart, every type's centring units,
+# every chosen cluster's make-up.
+evidence = {name: tables[name] for name in ("per_layer", "silhouettes", "units", "clusters")}
 per_layer = tables["per_layer"]
 save_table(per_layer, output_dir, "per_layer")
 # Another CPU's kernels can send a k-means restart elsewhere: each score may move within the spread of its k's restarts.
@@ -282,8 +287,8 @@ show_table(verdict_table(judged, ["The space is dominated", "Per-cluster centrin
 # ### What the clusters are
 #
 # Every chosen cluster of every layer: its share of the tokens, of window-first tokens and of
-# placeholder pieces, its median norm over the layer's, and its most frequent types. Outlier
-# groups are the small ones, the sink and the placeholders.
+# placeholder pieces, its median norm over the other clusters', the share of its most frequent type
+# and its most frequent types. Outlier groups are the small ones, the sink and the placeholders.
 
 # %%
 show_table(tables["clusters"].drop(columns=["placeholder_share"]))

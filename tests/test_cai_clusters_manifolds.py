@@ -286,6 +286,36 @@ def test_clusters_of_window_first_tokens_or_placeholders_are_outlier_groups():
     assert table.top_types.tolist() == ["the 100%", "a 100%", "n 100%"]
 
 
+def test_each_cluster_carries_its_dominant_type_share_and_its_norms_against_the_rest():
+    generator = np.random.default_rng(0)
+    # Cluster 0: 300 tokens of 30 types at norm 1; cluster 1: 100 tokens, 80 of them "the", at norm 10.
+    directions = generator.normal(size=(400, 5))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    labels = np.repeat([0, 1], [300, 100])
+    X = directions * np.where(labels == 1, 10.0, 1.0)[:, None]
+    types = np.concatenate([np.arange(300) % 30, np.repeat(["the", "a"], [80, 20])]).astype(str)
+    table = describe_clusters(X, labels, types, np.ones(400, int)).set_index("cluster")
+    np.testing.assert_allclose(table.dominant_type_share, [10 / 300, 0.8])
+    np.testing.assert_allclose(table.norm_ratio, [0.1, 10.0], rtol=1e-5)  # median norm over the rest's
+    # With one cluster there is no rest to compare with.
+    assert np.isnan(describe_clusters(X, np.zeros(400, int), types, np.ones(400, int)).norm_ratio.iloc[0])
+
+
+def test_the_clusters_control_is_the_same_selection_on_a_gaussian_of_the_layer_s_covariance():
+    generator = np.random.default_rng(0)
+    # Two tight blobs far apart and one round blob: the silhouette finds two clusters in the first. A Gaussian
+    # with their mean and covariance is one elongated cloud: k-means still cuts it in two, at a lower silhouette
+    # (the silhouette alone cannot tell the two apart); the round blob's Gaussian has no cut worth 0.1.
+    blobs = np.vstack([generator.normal(size=(500, 10)), generator.normal(size=(500, 10)) + np.r_[12, np.zeros(9)]])
+    options = dict(k_range=range(2, 5), n_init=2, silhouette_sample=600, lid_k=10, lid_queries=50, random_state=0)
+    types = (np.arange(1000) % 100).astype(str)
+    values = layer_geometry(blobs, types, np.ones(1000, int), **options)[0]
+    assert values["n_clusters"] == 2 and values["silhouette"] > 0.6
+    assert values["gaussian_n_clusters"] == 2 and 0.1 < values["gaussian_silhouette"] < values["silhouette"] - 0.2
+    round_blob = layer_geometry(generator.normal(size=(1000, 10)), types, np.ones(1000, int), **options)[0]
+    assert round_blob["gaussian_n_clusters"] == 1 and round_blob["gaussian_silhouette"] < 0.1
+
+
 def test_per_cluster_centring_beats_global_centring_only_where_global_centring_is_not_enough():
     from isolib.findings import compare_with_control
 

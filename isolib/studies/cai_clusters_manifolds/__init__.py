@@ -66,9 +66,11 @@ instance per type, the same tokens in every layer of a model, each compared with
 
 Evidence
 --------
-The claims read five tables and three items, all stored by the notebook (:func:`isolib.evidence.save_evidence`):
-``per_layer`` (every per-layer number, per model view and corpus), ``silhouettes`` (every k and k-means
-restart of every layer), ``units`` (per type and layer, its S_inter after per-cluster and after global
+The claims read six tables and three items, all stored by the notebook (:func:`isolib.evidence.save_evidence`):
+``per_layer`` (every per-layer number, per model view and corpus, with the clusters' control: the same
+selection on a Gaussian of the layer's mean and covariance, :func:`~.measures.gaussian_control`),
+``silhouettes`` (every k and k-means restart of every layer), ``clusters`` (every chosen cluster's size,
+norms against the rest and most frequent type: what tells a cluster from an artefact group), ``units`` (per type and layer, its S_inter after per-cluster and after global
 centring: what the centring claims resample), ``table3`` and ``lid_curve`` (LID per number of points,
 contextual and static); ``swiss_roll`` and ``symbols`` (what the pictures show, per view) and ``run``
 (the parameters, wall time and memory of the run, for the page's notes).
