@@ -5,7 +5,8 @@
 It copies book/ (configuration, intro page, style) and figures/ into OUTPUT/src/, writes the table of
 contents there, and builds OUTPUT/html/ (open OUTPUT/html/index.html). Each study of figures/<NN_name>/ is a
 chapter: its executed full notebook <NN_name>.ipynb with its RESULTS.md as a section, or its RESULTS.md
-alone while its executed notebook is not there yet. figures/README.md is the overview.
+alone while its executed notebook is not there yet. figures/README.md is the overview, docs/glossary.md the
+glossary every page links to.
 """
 
 import argparse
@@ -20,6 +21,7 @@ import yaml
 
 BOOK = Path(__file__).resolve().parent
 ROOT = BOOK.parent
+GLOSSARY = ROOT / "docs" / "glossary.md"
 
 
 def _heading(lines) -> str | None:
@@ -62,17 +64,26 @@ def chapters(figures: Path) -> list[dict]:
 
 def table_of_contents(figures: Path) -> dict:
     return {"format": "jb-book", "root": "index",
-            "parts": [{"caption": "Overview", "chapters": [{"file": "README"}]},
+            "parts": [{"caption": "Overview", "chapters": [{"file": "README"}, {"file": "glossary"}]},
                       {"caption": "Notebooks", "chapters": chapters(figures)}]}
 
 
+def glossary_links(text: str, depth: int) -> str:
+    """``text`` with its links to the repository's docs/glossary.md pointed at the book's glossary page, for a
+    page ``depth`` folders below the book's root (a link written from figures/, figures/<study>/ or notebooks/)."""
+    return re.sub(r"\]\((?:\.\./)+docs/glossary\.md", "](" + "../" * depth + "glossary.md", text)
+
+
 def stage_notebook(notebook: Path, target: Path) -> None:
-    """A copy of the notebook without the test markers of its code cells (``# NBVAL_CHECK_OUTPUT``)."""
+    """A copy of the notebook without the test markers of its code cells (``# NBVAL_CHECK_OUTPUT``), its glossary
+    links pointed at the book's."""
     nb = json.loads(notebook.read_text())
     for cell in nb["cells"]:
+        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
         if cell["cell_type"] == "code":
-            source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
             cell["source"] = re.sub(r"^[ \t]*# NBVAL_[A-Z_]+[ \t]*\n?", "", source, flags=re.M)
+        else:
+            cell["source"] = glossary_links(source, 1)
     target.write_text(json.dumps(nb, indent=1, ensure_ascii=False))
 
 
@@ -81,11 +92,12 @@ def stage(figures: Path, src: Path) -> Path:
     shutil.rmtree(src, ignore_errors=True)
     shutil.copytree(BOOK, src, ignore=shutil.ignore_patterns("build.py", "__pycache__", "intro.md"))
     shutil.copy2(BOOK / "intro.md", src / "index.md")
-    shutil.copy2(figures / "README.md", src / "README.md")
+    (src / "README.md").write_text(glossary_links((figures / "README.md").read_text(), 0))
+    shutil.copy2(GLOSSARY, src / "glossary.md")
     for folder in sorted(path for path in figures.glob("[0-9][0-9]_*") if path.is_dir()):
         (src / folder.name).mkdir()
         if (folder / "RESULTS.md").exists():
-            shutil.copy2(folder / "RESULTS.md", src / folder.name / "RESULTS.md")
+            (src / folder.name / "RESULTS.md").write_text(glossary_links((folder / "RESULTS.md").read_text(), 1))
         if (folder / f"{folder.name}.ipynb").exists():
             stage_notebook(folder / f"{folder.name}.ipynb", src / folder.name / f"{folder.name}.ipynb")
         # figures/README.md shows the PNGs as <img src="<study>/<figure>.png">, which Sphinx does not copy.

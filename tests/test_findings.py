@@ -15,7 +15,7 @@ from isolib.findings import (
     Verdict,
     all_of,
     bootstrap_threshold,
-    combine_corpora,
+    combine_datasets,
     compare_correlations,
     compare_reference,
     compare_with_control,
@@ -166,8 +166,8 @@ def test_a_check_is_passed_or_failed_never_reproduced():
     assert (passed.status, failed.status) == ("passed", "failed")
     # A check never counts as a reproduction, even beside reproduced tests.
     test = declare("Claim", "p", "m", "0.3", threshold(0.3, above=0.1), "r.", kind="test", control="0.1")
-    assert count_line([passed, failed, test]) == ("Tests: 1 reproduced, 0 borderline, 0 not reproduced, "
-                                                  "0 not comparable; checks: 1 passed, 1 failed, 0 not comparable.")
+    assert count_line([passed, failed, test]) == ("Tests on the paper's models 1 reproduced; on stand-ins none. "
+                                                  "Checks: 1 passed, 1 failed.")
 
 
 # --------------------------------------------------------------------------- controls and intervals
@@ -296,25 +296,39 @@ def test_compare_correlations_reproduces_a_real_gain_and_not_a_tie():
         compare_correlations(gold, good[:10], worse)
 
 
-def test_corpora_of_one_claim_make_one_line_borderline_where_they_disagree():
+def test_datasets_that_disagree_are_mixed_never_borderline():
     def row(model, value, claim="Clusters dominate", kind="test"):
         control = "a single cluster" if kind == "test" else None
         return declare(claim, "yes", model, f"{value}", threshold(value, above=0.1), "r.", kind=kind, control=control)
 
-    combined = combine_corpora({
+    combined = combine_datasets({
         "ptb": [row("minilm", 0.5), row("mpnet", 0.5), row("minilm", 0.5, "Counts", "check"), row("gpt2", 0.3, "LID")],
         "wikitext2": [row("minilm", 0.6), row("mpnet", 0.05), row("minilm", 0.0, "Counts", "check")]})
     assert [(f.finding, f.model, f.status) for f in combined] == [
-        ("Clusters dominate", "minilm", "reproduced"), ("Clusters dominate", "mpnet", "borderline"),
+        ("Clusters dominate", "minilm", "reproduced"), ("Clusters dominate", "mpnet", "mixed"),
         ("Counts", "minilm", "failed"), ("LID", "gpt2", "reproduced")]
     # Each corpus's number is in the cell, with its status where the corpora disagree.
     assert combined[0].ours == "ptb: 0.5; wikitext2: 0.6"
     assert combined[1].ours == "ptb: 0.5 (reproduced); wikitext2: 0.05 (not reproduced)"
-    assert "borderline where they disagree" in combined[1].rule and combined[3].ours == "ptb: 0.3"
+    assert "mixed where some reproduce it and some do not" in combined[1].rule and combined[3].ours == "ptb: 0.3"
     # A not comparable corpus does not decide; one corpus alone is returned as it is.
     unjudged = not_comparable("Clusters dominate", "yes", "no data.", kind="test", model="minilm")
-    assert combine_corpora({"a": [row("minilm", 0.5)], "b": [unjudged]})[0].status == "reproduced"
-    assert combine_corpora({"ptb": [row("minilm", 0.5)]}) == [row("minilm", 0.5)]
+    assert combine_datasets({"a": [row("minilm", 0.5)], "b": [unjudged]})[0].status == "reproduced"
+    assert combine_datasets({"ptb": [row("minilm", 0.5)]}) == [row("minilm", 0.5)]
+
+
+@pytest.mark.parametrize("statuses, expected", [
+    (["not reproduced"] * 6 + ["borderline"] * 2, "not reproduced"),  # 6 of 8 against, 2 within noise
+    (["reproduced"] * 5 + ["not reproduced"], "mixed"),  # one dataset against is never outvoted
+    (["reproduced", "reproduced", "borderline", "not comparable"], "reproduced"),
+    (["reproduced", "borderline"], "borderline"),  # no majority
+    (["indistinguishable", "indistinguishable", "reproduced"], "indistinguishable"),
+    (["not comparable", "not comparable"], "not comparable"),
+])
+def test_one_declared_rule_combines_datasets(statuses, expected):
+    from isolib.findings import combined_status
+
+    assert combined_status(statuses, "test") == expected
 
 
 # --------------------------------------------------------------------------- reference numbers
@@ -380,16 +394,17 @@ def test_results_round_trip(tmp_path):
     text = path.read_text()
     assert text.startswith("# Study: results\n")
     assert "A note." in text and "*not comparable*:" in text and "*check*:" in text
-    # Three tables (tests, beside, checks), each with its header row.
-    assert sum(line.startswith("| ") for line in text.splitlines()) == len(FINDINGS) + 3
-    assert ("**Summary:** Tests: 2 reproduced, 0 borderline, 1 not reproduced, 1 not comparable; checks: 1 passed, "
-            "0 failed, 0 not comparable.") in text
-    assert text.index("## Tests") < text.index("## Beside the tests") < text.index("## Checks")
+    # The glance (2 claims judged), tests (3 judged), beside (1), checks (1), not comparable (1), each with a header.
+    assert sum(line.startswith("| ") for line in text.splitlines()) == 2 + 3 + 1 + 1 + 1 + 5
+    assert ("**Summary:** Tests on the paper's models 1 not comparable; on stand-ins 2 reproduced, 1 not reproduced. "
+            "Checks: 1 passed.") in text
+    assert (text.index("## At a glance") < text.index("## Tests") < text.index("## Beside the tests")
+            < text.index("## Checks") < text.index("## Not comparable"))
     record = read_record(path.parent)
     assert record.title == "Study: results" and record.citation == "A. B. (2020)" and record.notes == ("A note.",)
     assert record.findings == tuple(FINDINGS), "the record keeps every field of every finding"
-    assert results_page(record) == text, "the page is rendered from the record"
-    assert list(record.counts) == [2, 0, 1, 1] and list(record.counts.index) == list(STATUSES)
+    assert results_page(record, path.parent) == text, "the page is rendered from the record"
+    assert list(record.counts) == [2, 0, 0, 0, 1, 1] and list(record.counts.index) == list(STATUSES)
     assert list(record.check_counts) == [1, 0, 0]
     assert [status for _, _, status in record.every_status] == [
         "reproduced", "not reproduced", "reproduced", "not comparable", "passed", "reproduced"]
@@ -427,9 +442,12 @@ def test_overview_counts_come_from_the_results_pages(tmp_path):
     (tmp_path / "00_quickstart").mkdir()
     (tmp_path / "00_quickstart" / "plot.png").write_bytes(b"png")
     text = write_overview(tmp_path, ["01_a_study"]).read_text()
-    assert "| [01_a_study](#01_a_study) | 2 | 0 | 1 | 1 | 1 / 0 / 0 | [RESULTS.md](01_a_study/RESULTS.md) |" in text
+    assert ("| [01_a_study](#01_a_study) | paper's model | 0 | 0 | 0 | 0 | 0 | 1 | 1 passed | [RESULTS.md](01_a_study/RESULTS.md) |"
+            in text)
+    assert ("| [01_a_study](#01_a_study) | stand-in | 2 | 0 | 0 | 0 | 1 | 0 |  | [RESULTS.md](01_a_study/RESULTS.md) |"
+            in text)
     assert '<img src="01_a_study/fig1.png"' in text and '<img src="00_quickstart/plot.png"' in text
-    assert "- Anisotropy | everywhere: minilm reproduced; mpnet not reproduced" in text
+    assert "- Anisotropy | everywhere: minilm (stand-in) reproduced; mpnet (stand-in) not reproduced" in text
     assert text.index("## 00_quickstart") < text.index("## 01_a_study")
     # A study without its record is an error naming the file, never "not a study".
     (tmp_path / "01_a_study" / "results.json").unlink()
@@ -442,9 +460,8 @@ def test_overview_table_gives_every_check_count_its_text_gives(tmp_path):
     write_results([*FINDINGS, unjudged], tmp_path / "01_a_study" / "RESULTS.md", title="A", citation="A (2019)",
                   models="minilm")
     text = write_overview(tmp_path, ["01_a_study"]).read_text()
-    assert "| checks passed / failed / not comparable |" in text
-    assert "| 1 / 0 / 1 | [RESULTS.md](01_a_study/RESULTS.md) |" in text
-    assert "*Checks:* 1 passed, 0 failed, 1 not comparable." in text
+    assert "| 1 passed, 1 not comparable | [RESULTS.md](01_a_study/RESULTS.md) |" in text
+    assert "Checks: 1 passed, 1 not comparable." in text
 
 
 def test_findings_table_has_the_results_columns():
@@ -503,12 +520,12 @@ def test_a_verdict_table_gives_each_claim_a_row_and_each_model_a_column_of_one_w
     assert list(table.columns) == ["claim", "paper", "(i)", "(ii)", "no model", "not comparable because"]
     # Rows not comparable on any model come last; a value is kept where it is short.
     assert table.values.tolist() == [
-        ["The silhouette rises", "rises in every setup", "yes 0.05 -> 0.41", "no", "", ""],
-        ["Check: Table 1 count", "11", "", "passed 11", "", ""],
-        ["GPT-2 L12", "0.978", "", "", "n/c", "GPT-2 is not run in this profile"],
-        ["BERT L12", "0.477", "n/c 0.014 (L6)", "", "", "(i) stands in for BERT"]]
+        ["The silhouette rises", "rises in every setup", "✓ yes 0.05 -> 0.41", "✗ no", "", ""],
+        ["Check: Table 1 count", "11", "", "✓ passed 11", "", ""],
+        ["GPT-2 L12", "0.978", "", "", "· n/c", "GPT-2 is not run in this profile"],
+        ["BERT L12", "0.477", "· n/c 0.014 (L6)", "", "", "(i) stands in for BERT"]]
     assert verdict_table(findings, ["The silhouette"], values=False).values.tolist() == [
-        ["The silhouette rises", "rises in every setup", "yes", "no"]]
+        ["The silhouette rises", "rises in every setup", "✓ yes", "✗ no"]]
     beside = verdict_table(judge_decoder_views({"(i)": [rises[0]], "(i) (start token)": []}))
     assert "(i) (beside, not counted)" in beside.columns
     with pytest.raises(ValueError, match="No finding's claim starts with"):
@@ -524,3 +541,100 @@ def test_the_overview_refuses_a_study_without_its_record(committed_figures):
     record.unlink()
     with pytest.raises(ResultsError, match=f"^{re.escape(str(record))} is missing"):
         overview_text(committed_figures, study_notebooks())
+
+
+# --------------------------------------------------------------------------- issue-46 mechanisms: controls, stand-ins,
+# degenerate intervals, knife edges, scale, artefact groups
+
+
+def test_a_control_that_passes_the_same_rule_stops_the_test_from_counting():
+    ours, control = threshold(0.02, below=0.05), threshold(0.021, below=0.05)  # global centring does as well
+    same = declare("S_inter ~ 0 inside clusters", "~0", "m", "0.020", ours, "reproduced if below 0.05.", kind="test",
+                   control="global centring", control_verdict=control)
+    assert same.status == "indistinguishable" and same.control_status == "passes" and same.control_value == 0.021
+    assert "passes too" in same.rule
+    apart = declare("S_inter ~ 0 inside clusters", "~0", "m", "0.020", ours, "reproduced if below 0.05.", kind="test",
+                    control="global centring", control_verdict=threshold(0.3, below=0.05))
+    assert apart.status == "reproduced" and apart.control_status == "fails"
+    record_counts = pd.Series([f.status for f in (same, apart)]).value_counts()
+    assert record_counts["reproduced"] == 1, "an indistinguishable test is not counted as reproduced"
+    with pytest.raises(ValueError, match="a check has no control"):
+        declare("x", "p", "m", "o", ours, "r.", kind="check", control_verdict=control)
+
+
+def test_a_stand_ins_result_never_counts_as_the_papers(tmp_path):
+    from isolib.findings import Record, mark_stand_ins
+
+    rows = [declare("Claim", "p", model, "0.3", threshold(0.3, above=0.1), "r.", **TEST)
+            for model in ("minilm", "smollm2 (start token)", "bert-base-uncased")]
+    marked = rows  # declare marks a view of an offline model by itself
+    assert [f.stand_in for f in marked] == ["minilm", "smollm2", ""]
+    record = Record("T", "C", "M", (), tuple(marked))
+    assert record.counts_by_basis.loc["paper's model", "reproduced"] == 1
+    assert record.counts_by_basis.loc["stand-in", "reproduced"] == 2
+    assert count_line(marked) == ("Tests on the paper's models 1 reproduced; on stand-ins 2 reproduced. "
+                                  "Checks: none.")
+    page = results_page(record, tmp_path)
+    assert "minilm (stand-in)" in page and "- **smollm2**: an instruction-tuned decoder" in page
+    custom = mark_stand_ins(rows, lambda finding: "tiny" if finding.model == "bert-base-uncased" else "")
+    assert [f.stand_in for f in custom] == ["", "", "tiny"]
+
+
+def test_a_degenerate_interval_is_reported_and_decides_nothing():
+    constant = bootstrap_threshold(np.full(50, 0.7), np.mean, above=0.5)
+    assert constant.degenerate and constant.interval == pytest.approx((0.7, 0.7)) and not constant.borderline
+    finding = declare("Claim", "p", "m", "0.7", constant, "reproduced if above 0.5.", **TEST)
+    assert "degenerate interval" in finding.marks
+    varying = bootstrap_threshold(np.linspace(0.6, 0.8, 50), np.mean, above=0.5)
+    assert not varying.degenerate
+    tie = compare_correlations(np.arange(20.0), np.arange(20.0), np.arange(20.0) ** 2)
+    assert tie.degenerate, "two predictors of identical ranks differ by exactly 0 in every resample"
+
+
+def test_a_knife_edge_is_marked():
+    edge = threshold(0.00996, below=0.01)
+    assert edge.knife_edge and not threshold(0.008, below=0.01).knife_edge
+    assert threshold(0.051, below=0.05).knife_edge and not threshold(0.051, below=0.05).passed
+    finding = declare("Seeds agree", "p", "m", "0.00996", edge, "reproduced if below 0.01.", threshold_ours=True,
+                      **TEST)
+    assert finding.status == "reproduced" and finding.marks == ("knife edge",)
+    assert "knife edge" in findings_table([finding]).status.iloc[0]
+    assert not threshold(0.001, above=0.0).knife_edge, "a zero threshold has no relative edge"
+
+
+def test_a_status_that_the_vectors_scale_decides_is_marked():
+    raw, unit = threshold(0.8, above=0.5), threshold(0.2, above=0.5)
+    forced = declare("I(W) low", "p", "m", "0.8", raw, "r.", scale_free=unit, **TEST)
+    assert forced.marks == ("depends on scale",)
+    same = declare("I(W) low", "p", "m", "0.8", raw, "r.", scale_free=threshold(0.7, above=0.5), **TEST)
+    assert same.marks == ()
+
+
+@pytest.mark.parametrize("share, ratio, artefact", [
+    (0.9, 1.0, "90% of it is one token type"), (0.2, 8.0, "its median norm is 8 times the rest's"),
+    (0.2, 0.3, "its median norm is 0.3 times the rest's"), (0.3, 1.2, ""), (0.5, 2.0, "50% of it is one token type")])
+def test_one_type_or_far_norm_groups_are_artefacts(share, ratio, artefact):
+    from isolib.findings import artefact_reason
+
+    assert artefact_reason(share, ratio) == artefact
+
+
+def test_a_rule_over_layers_is_a_proportion():
+    from isolib.findings import proportion
+
+    assert proportion([True] * 5 + [False], at_least=5 / 6).passed
+    assert not proportion([True] * 24 + [False] * 6, at_least=5 / 6).passed
+    assert proportion([None, None], at_least=0.5).passed is None
+    with pytest.raises(ValueError, match="share between 0 and 1"):
+        proportion([True], at_least=2)
+
+
+def test_the_record_keeps_the_control_the_basis_and_the_marks(tmp_path):
+    from isolib.findings import Record, write_pages
+
+    finding = declare("Claim", "p", "minilm", "0.02", threshold(0.0499, below=0.05), "r.", control="global centring",
+                      control_verdict=threshold(0.3, below=0.05), **{"kind": "test"})
+    record = Record("T", "C", "M", (), (finding,))
+    write_pages(record, tmp_path)
+    back = read_record(tmp_path)
+    assert back == record and back.findings[0].marks == ("knife edge",) and back.findings[0].stand_in == "minilm"

@@ -223,8 +223,10 @@ def test_the_overview_is_generated_from_the_committed_results():
     assert text == overview_text(project.FIGURES_DIR, project.study_notebooks()), (
         "figures/README.md is stale: run `python -m isolib overview`")
     for name in project.study_notebooks():
-        record = read_record(project.FIGURES_DIR / name)
-        assert f"| [{name}](#{name}) | " + " | ".join(map(str, record.counts)) in text
+        by_basis = read_record(project.FIGURES_DIR / name).counts_by_basis
+        for basis, counts in by_basis.iterrows():
+            if counts.sum():
+                assert f"| [{name}](#{name}) | {basis} | " + " | ".join(map(str, counts)) in text
 
 
 def test_the_studies_are_the_notebooks_with_a_study_package():
@@ -236,7 +238,7 @@ def test_every_committed_results_page_is_rendered_from_its_record(name):
     from isolib.findings import results_page
 
     record = read_record(project.FIGURES_DIR / name)  # raises for a missing or malformed record
-    assert (project.FIGURES_DIR / name / "RESULTS.md").read_text() == results_page(record), (
+    assert (project.FIGURES_DIR / name / "RESULTS.md").read_text() == results_page(record, project.FIGURES_DIR / name), (
         f"figures/{name}/RESULTS.md is not the page of its results.json")
     if "smollm2" in record.models:
         assert "SmolLM2-135M-Instruct" in record.models

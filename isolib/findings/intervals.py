@@ -85,9 +85,17 @@ def bootstrap_threshold(samples, statistic: Callable, *, above: float | None = N
         replicates = np.array([statistic(take(generator.integers(0, n, n),
                                               generator.integers(0, n_replicates, n_replicates) if crossed else None))
                                for _ in range(n_resamples)], dtype=float)
+    return _with_interval(verdict, replicates, level, above=above, below=below, inclusive=inclusive)
+
+
+def _with_interval(verdict: Verdict, replicates: np.ndarray, level: float, **bounds) -> Verdict:
+    """``verdict`` with the percentile interval of its bootstrap ``replicates``: borderline where the interval
+    crosses a bound, degenerate (never borderline) where it has zero width."""
     low, high = np.nanquantile(replicates, [(1 - level) / 2, (1 + level) / 2])
-    ends = [threshold(end, above=above, below=below, inclusive=inclusive).passed for end in (low, high)]
-    return dataclasses.replace(verdict, interval=(float(low), float(high)), borderline=ends[0] != ends[1])
+    degenerate = bool(high - low <= 1e-12 * max(1.0, abs(verdict.value)))
+    ends = [threshold(end, **bounds).passed for end in (low, high)]
+    return dataclasses.replace(verdict, interval=(float(low), float(high)), borderline=ends[0] != ends[1],
+                               degenerate=degenerate)
 
 
 def compare_with_control(ours, control, *, higher: bool = True, n_resamples: int = 2000, level: float = 0.95,
@@ -187,8 +195,6 @@ def compare_correlations(gold, ours, control, *, higher: bool = True, n_resample
         return np.take_along_axis(correlations(weights, x), seeds, axis=1).mean(axis=1)
 
     differences = resampled(ranks[0]) - resampled(ranks[1])
-    low, high = np.nanquantile(differences, [(1 - level) / 2, (1 + level) / 2])
-    ends = [threshold(end, above=0.0 if higher else None, below=None if higher else 0.0).passed for end in (low, high)]
-    return dataclasses.replace(verdict, interval=(float(low), float(high)), borderline=ends[0] != ends[1])
+    return _with_interval(verdict, differences, level, above=0.0 if higher else None, below=None if higher else 0.0)
 
 

@@ -2,7 +2,8 @@
 
 :func:`declare` pairs a verdict with the claim, the paper's value, ours and the rule, giving a
 :class:`Finding`; :func:`judge_decoder_views` keeps one count per claim and decoder and
-:func:`combine_corpora` one line per claim over corpora. :func:`write_record` and :func:`read_record`
+:func:`combine_datasets` one line per claim over datasets or corpora (one declared rule), and
+:func:`mark_stand_ins` says which results stand on a stand-in. :func:`write_record` and :func:`read_record`
 store a study's findings as ``results.json``, the record every page and check reads.
 """
 
@@ -12,7 +13,8 @@ import dataclasses
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +23,7 @@ import pandas as pd
 
 from isolib.errors import ResultsError
 from isolib.findings.rules import Verdict, _number, threshold_range
+from isolib.models import OFFLINE_MODELS
 from isolib.views import View
 
 KINDS = ("test", "check")
@@ -29,10 +32,15 @@ KIND_MEANINGS = {
     "check": "bookkeeping or a property true by construction (a count, an identity, a method raising the measure "
              "it optimises, our own synthetic demonstration): passed or failed, never counted",
 }
-STATUSES = ("reproduced", "borderline", "not reproduced", "not comparable")
+STATUSES = ("reproduced", "indistinguishable", "mixed", "borderline", "not reproduced", "not comparable")
 CHECK_STATUSES = ("passed", "failed", "not comparable")
 STATUS_MEANINGS = {
-    "reproduced": "this run meets the rule stated on the line (with an interval, all of the interval does)",
+    "reproduced": "this run meets the rule stated on the line (with an interval, all of the interval does) and its "
+                  "control, judged by the same rule, does not",
+    "indistinguishable": "this run meets the rule, but so does its control judged by the same rule on the same units: "
+                         "the data cannot tell the claim from its control, and it is not counted as reproduced",
+    "mixed": "the datasets or corpora disagree: some reproduce the claim and some are against it (each one's status "
+             "is in the cell)",
     "borderline": "the 95% bootstrap interval of the judged value (over its sampling unit: word types, sentence "
                   "pairs and seeds, windows, layers) crosses the rule's threshold, so the verdict could go either way",
     "not reproduced": "this run is comparable and fails the rule",
@@ -40,6 +48,17 @@ STATUS_MEANINGS = {
                       "for a reference number; a value is NaN; too few layers for a trend)",
     "passed / failed": "a check holds or does not",
 }
+# Marks a finding's line can carry beside its status, and what each says.
+MARKS = {
+    "knife edge": "the judged value lies within 5% of its threshold: a slightly different threshold or sample could "
+                  "change the status",
+    "degenerate interval": "the interval has zero width by construction (what it resamples does not vary), so it "
+                           "carries no uncertainty and no status rests on it",
+    "depends on scale": "judged scale-free (on unit vectors, or a scale-free counterpart) the status differs: the "
+                        "vectors' norms decide it",
+}
+# The two bases a test's result can stand on: they are counted apart on every page.
+BASES = ("paper's model", "stand-in")
 
 
 @dataclass(frozen=True)
@@ -86,6 +105,15 @@ class Finding:
         For a threshold of ours: the thresholds over which the status holds (either end may be infinite).
     sampling_unit : str
         What the interval resamples (word types, sentence pairs and seeds ...); "" where not given.
+    control_value : float
+        The control's value under the same rule (NaN where no control is judged).
+    control_status : {"passes", "fails", ""}
+        Whether the control meets the same rule; "" where it is not judged.
+    stand_in : str
+        The model this result stands on when it is a stand-in for the paper's (:func:`mark_stand_ins`);
+        "" when it is on the paper's own model or data.
+    marks : tuple of str
+        Keys of :data:`MARKS` that apply (knife edge, degenerate interval, depends on scale).
     """
 
     finding: str
@@ -104,6 +132,15 @@ class Finding:
     threshold_ours: bool = False
     status_range: tuple | None = None
     sampling_unit: str = ""
+    control_value: float = math.nan
+    control_status: str = ""
+    stand_in: str = ""
+    marks: tuple = ()
+
+    @property
+    def basis(self) -> str:
+        """One of :data:`BASES`: whether this result is on the paper's model or on a stand-in."""
+        return BASES[1] if self.stand_in else BASES[0]
 
     @property
     def view(self) -> View | None:
@@ -118,16 +155,32 @@ class Finding:
             raise ValueError(f"the status of a {self.kind} must be one of {allowed}, got {self.status!r}.")
         if self.kind == "test" and self.status != "not comparable" and self.control in ("", "-"):
             raise ValueError(f"the test {self.finding!r} names no control (what would have made it fail).")
+        if self.control_status not in ("passes", "fails", ""):
+            raise ValueError(f"control_status must be 'passes', 'fails' or '', got {self.control_status!r}.")
+        unknown = set(self.marks) - set(MARKS)
+        if unknown:
+            raise ValueError(f"unknown marks {sorted(unknown)}; marks are {list(MARKS)}.")
 
 
-def _status(verdict: Verdict, kind: str) -> str:
+def _status(verdict: Verdict, kind: str, control_verdict: Verdict | None = None) -> str:
     if verdict.passed is None:
         return "not comparable"
     if kind == "check":
         return "passed" if verdict.passed else "failed"
     if verdict.borderline:
         return "borderline"
+    if verdict.passed and control_verdict is not None and control_verdict.passed:
+        return "indistinguishable"
     return "reproduced" if verdict.passed else "not reproduced"
+
+
+def _control_text(control_verdict: Verdict) -> str:
+    """" Its control, by the same rule: 0.05 [95% CI ...], passes." (the rule's sentence on the control)."""
+    if control_verdict.passed is None:
+        return " Its control cannot be judged by the same rule."
+    interval = f" {control_verdict.interval_text}" if control_verdict.interval is not None else ""
+    outcome = ("passes too: the data cannot tell the claim from it" if control_verdict.passed else "fails")
+    return f" Its control, by the same rule: {_number(control_verdict.value)}{interval}, {outcome}."
 
 
 def _threshold_text(verdict: Verdict) -> str:
@@ -146,8 +199,8 @@ def _threshold_text(verdict: Verdict) -> str:
 
 
 def declare(finding: str, paper: str, model: str, ours: str, verdict: Verdict, rule: str, *, kind: str,
-            control: str | None = None, threshold_ours: bool = False, headline: bool = False,
-            sampling_unit: str = "") -> Finding:
+            control: str | None = None, control_verdict: Verdict | None = None, scale_free: Verdict | None = None,
+            threshold_ours: bool = False, headline: bool = False, sampling_unit: str = "") -> Finding:
     """A finding of the paper, judged: the claim, the paper's value, our value, the rule and its verdict.
 
     Parameters
@@ -171,6 +224,12 @@ def declare(finding: str, paper: str, model: str, ours: str, verdict: Verdict, r
     control : str, optional
         For a test (required): what would have made it fail, e.g. "global centring (the same
         windows)" or "an isotropic space (average cosine 0)".
+    control_verdict : Verdict, optional
+        The control's value judged by the same rule on the same units. Where ours passes and the control
+        passes too, the status is "indistinguishable": the data cannot tell the claim from its control.
+    scale_free : Verdict, optional
+        The same claim judged scale-free (unit vectors, or a scale-free counterpart of the measure): where
+        its status differs, the line is marked "depends on scale".
     threshold_ours : bool
         The rule's threshold is ours, not the paper's: the rule then says so and gives the range of
         thresholds over which the status holds (:func:`threshold_range`).
@@ -179,19 +238,32 @@ def declare(finding: str, paper: str, model: str, ours: str, verdict: Verdict, r
     sampling_unit : str
         What the verdict's interval resamples (word types, sentence pairs and seeds ...).
     """
-    if kind == "check" and (control is not None or threshold_ours):
+    if kind == "check" and (control is not None or control_verdict is not None or threshold_ours):
         raise ValueError("a check has no control and no threshold of ours; declare it as a test.")
-    rule = rule + (_threshold_text(verdict) if threshold_ours and verdict.passed is not None else "")
+    judged = verdict.passed is not None
+    rule = (rule + (_threshold_text(verdict) if threshold_ours and judged else "")
+            + (_control_text(control_verdict) if control_verdict is not None and judged else ""))
+    status = _status(verdict, kind, control_verdict)
+    marks = [name for name, applies in (
+        ("knife edge", judged and verdict.knife_edge),
+        ("degenerate interval", judged and verdict.degenerate),
+        ("depends on scale", judged and scale_free is not None
+         and _status(scale_free, kind, control_verdict) != status)) if applies]
     interval = None if verdict.interval is None else tuple(map(float, verdict.interval))
-    return Finding(finding, paper, model, ours, _status(verdict, kind), rule, kind, control or "-", headline,
+    control_status = "" if control_verdict is None or control_verdict.passed is None else (
+        "passes" if control_verdict.passed else "fails")
+    return Finding(finding, paper, model, ours, status, rule, kind, control or "-", headline,
                    value=float(verdict.value), interval=interval, threshold_ours=threshold_ours,
-                   status_range=threshold_range(verdict) if threshold_ours else None, sampling_unit=sampling_unit)
+                   status_range=threshold_range(verdict) if threshold_ours else None, sampling_unit=sampling_unit,
+                   control_value=math.nan if control_verdict is None else float(control_verdict.value),
+                   control_status=control_status, marks=tuple(marks), stand_in=offline_stand_in(model))
 
 
 def not_comparable(finding: str, paper: str, reason: str, *, kind: str, model: str = "-", ours: str = "-",
                    headline: bool = False) -> Finding:
     """A finding this run cannot judge, with the reason as its rule (e.g. "ELMo is not run.")."""
-    return Finding(finding, paper, model, ours, "not comparable", reason, kind, headline=headline)
+    return Finding(finding, paper, model, ours, "not comparable", reason, kind, headline=headline,
+                   stand_in=offline_stand_in(model))
 
 
 SINK_ARTEFACT = "holds only with the attention sink"
@@ -240,22 +312,45 @@ def judge_decoder_views(by_label: dict[str, Sequence[Finding]]) -> list[Finding]
     return result
 
 
-CORPORA_RULE = ("Judged on each corpus; combined: {agree} where every corpus agrees, borderline where they "
-                "disagree.")
+COMBINE_RULE = ("Judged on each {unit}; combined by one rule declared before the data: the common status where "
+                "every {unit} agrees; mixed where some reproduce it and some do not; otherwise the status of more "
+                "than half of them, else borderline.")
+COMBINE_CHECK_RULE = "Judged on each {unit}; passed where every {unit} passes."
 
 
-def combine_corpora(by_corpus: dict[str, Sequence[Finding]]) -> list[Finding]:
-    """One line per claim and model over several corpora, with each corpus's number in the cell.
+def combined_status(statuses: Sequence[str], kind: str) -> str:
+    """The status of one claim over several datasets or corpora, by the rule of :data:`COMBINE_RULE`.
 
-    The same claim, model and counting on every corpus becomes one finding: its status is the
-    corpora's common status, or *borderline* (a check: *failed*) where they disagree, since the
-    verdict then depends on the corpus; "not comparable" corpora are left out of the status unless
-    all are. A claim judged on some corpora only keeps the corpora it has.
+    "Not comparable" datasets are left out unless all are. Datasets that disagree, some reproducing
+    the claim and some not, are *mixed*, never *borderline*: borderline says only that an interval
+    crosses its threshold.
+    """
+    comparable = [status for status in statuses if status != "not comparable"]
+    if not comparable:
+        return "not comparable"
+    if len(set(comparable)) == 1:
+        return comparable[0]
+    if kind == "check":
+        return "failed"
+    if "reproduced" in comparable and "not reproduced" in comparable:
+        return "mixed"
+    status, n = Counter(comparable).most_common(1)[0]
+    return status if n > len(comparable) / 2 else "borderline"
+
+
+def combine_datasets(by_dataset: dict[str, Sequence[Finding]], *, unit: str = "corpus") -> list[Finding]:
+    """One line per claim and model over several datasets or corpora, each one's number in the cell.
+
+    The same claim, model and counting on every dataset becomes one finding, its status given by
+    :func:`combined_status` (stated in the rule); where the datasets' statuses differ, each is written
+    after its value. A claim judged on some datasets only keeps the datasets it has.
 
     Parameters
     ----------
-    by_corpus : dict of str to sequence of Finding
-        Each corpus's findings, with the corpus *not* in ``model``, in the order to write them.
+    by_dataset : dict of str to sequence of Finding
+        Each dataset's findings, with the dataset *not* in ``model``, in the order to write them.
+    unit : str
+        What the keys are, for the rule's sentence ("corpus", "dataset").
 
     Returns
     -------
@@ -263,41 +358,65 @@ def combine_corpora(by_corpus: dict[str, Sequence[Finding]]) -> list[Finding]:
         In the order each claim and model first appears.
     """
     groups: dict[tuple, list[tuple[str, Finding]]] = {}
-    for corpus, findings in by_corpus.items():
+    for dataset, findings in by_dataset.items():
         for finding in findings:
-            groups.setdefault((finding.finding, finding.model, finding.counted), []).append((corpus, finding))
+            groups.setdefault((finding.finding, finding.model, finding.counted), []).append((dataset, finding))
     combined = []
     for members in groups.values():
         first = members[0][1]
-        if len(by_corpus) == 1:
+        if len(by_dataset) == 1:
             combined.append(first)
             continue
         statuses = [finding.status for _, finding in members]
-        comparable = sorted({status for status in statuses if status != "not comparable"}, key=statuses.index)
-        if not comparable:
-            status = "not comparable"
-        elif len(comparable) == 1:
-            status = comparable[0]
-        else:
-            status = "borderline" if first.kind == "test" else "failed"
+        status = combined_status(statuses, first.kind)
         marked = len(set(statuses)) > 1
-        ours = "; ".join(f"{corpus}: {finding.ours}" + (f" ({finding.status})" if marked else "")
-                         for corpus, finding in members)
+        ours = "; ".join(f"{dataset}: {finding.ours}" + (f" ({finding.status})" if marked else "")
+                         for dataset, finding in members)
         notes = list(dict.fromkeys(finding.note for _, finding in members if finding.note))
-        agree = "the common status" if first.kind == "test" else "passed"
-        rule = first.rule if status == "not comparable" and not comparable else (
-            f"{first.rule} {CORPORA_RULE.format(agree=agree)}")
-        combined.append(dataclasses.replace(first, ours=ours, status=status, rule=rule, note="; ".join(notes),
-                                            headline=any(finding.headline for _, finding in members)))
+        controls = {finding.control_status for _, finding in members}
+        rule = first.rule if status == "not comparable" else (
+            f"{first.rule} " + (COMBINE_RULE if first.kind == "test" else COMBINE_CHECK_RULE).format(unit=unit))
+        combined.append(dataclasses.replace(
+            first, ours=ours, status=status, rule=rule, note="; ".join(notes),
+            headline=any(finding.headline for _, finding in members), value=math.nan, interval=None,
+            status_range=None, control_value=math.nan, control_status=controls.pop() if len(controls) == 1 else "",
+            marks=tuple(dict.fromkeys(mark for _, finding in members for mark in finding.marks))))
     return combined
 
 
+def offline_stand_in(model: str) -> str:
+    """The offline model that ``model`` (a view's label) is ("" for none): each stands in for a paper's model."""
+    if model == "-":
+        return ""
+    try:
+        name = View.parse(model).model
+    except ValueError:
+        return ""
+    return name if name in OFFLINE_MODELS else ""
+
+
+def mark_stand_ins(findings: Sequence[Finding], stand_in_of: Callable[[Finding], str]) -> list[Finding]:
+    """The findings with :attr:`Finding.stand_in` set: which results stand on a stand-in, not the paper's model.
+
+    Pages and the overview count the two apart, so that a stand-in that behaves differently reads as a
+    finding about the stand-in, never as the paper failing.
+
+    Parameters
+    ----------
+    findings : sequence of Finding
+    stand_in_of : callable
+        Maps a finding to the stand-in it is on ("" for the paper's own model or data), for a study whose
+        model column names settings rather than models: :func:`declare` already marks a finding whose
+        model is a view of one of :data:`isolib.models.OFFLINE_MODELS` (none of them is a paper's model).
+    """
+    return [dataclasses.replace(finding, stand_in=stand_in_of(finding)) for finding in findings]
 
 
 # --------------------------------------------------------------------------- results.json
 RECORD_FILE = "results.json"
 RECORD_FORMAT = 1
 _PAIRS = ("interval", "status_range")
+_NUMBERS = ("value", "control_value")
 
 
 @dataclass(frozen=True)
@@ -335,6 +454,13 @@ class Record:
             list(STATUSES), fill_value=0)
 
     @property
+    def counts_by_basis(self) -> pd.DataFrame:
+        """Counted tests per basis (:data:`BASES`, rows) and status (:data:`STATUSES`, columns)."""
+        table = pd.crosstab(pd.Categorical([f.basis for f in self.tests], categories=list(BASES)),
+                            pd.Categorical([f.status for f in self.tests], categories=list(STATUSES)), dropna=False)
+        return table.rename_axis(index=None, columns=None)
+
+    @property
     def check_counts(self) -> pd.Series:
         """Checks per status, in :data:`CHECK_STATUSES` order."""
         return pd.Series([f.status for f in self.checks], dtype=object).value_counts().reindex(
@@ -352,7 +478,9 @@ class Record:
 
 def _finding_json(finding: Finding) -> dict:
     fields = dataclasses.asdict(finding)
-    fields["value"] = None if math.isnan(finding.value) else finding.value
+    for name in _NUMBERS:  # JSON has no NaN: a missing value is null
+        fields[name] = None if math.isnan(getattr(finding, name)) else getattr(finding, name)
+    fields["marks"] = list(finding.marks)
     for name in _PAIRS:  # JSON has no infinity: an open end is null
         if fields[name] is not None:
             fields[name] = [None if math.isinf(end) else end for end in fields[name]]
@@ -362,7 +490,9 @@ def _finding_json(finding: Finding) -> dict:
 
 def _finding_from_json(fields: dict) -> Finding:
     fields = {name: value for name, value in fields.items() if name != "view"}
-    fields["value"] = math.nan if fields["value"] is None else fields["value"]
+    for name in _NUMBERS:
+        fields[name] = math.nan if fields.get(name) is None else fields[name]
+    fields["marks"] = tuple(fields.get("marks", ()))
     for name, infinite in zip(_PAIRS, ((math.nan, math.nan), (-math.inf, math.inf))):
         if fields[name] is not None:
             fields[name] = tuple(default if end is None else end for end, default in zip(fields[name], infinite))

@@ -17,7 +17,20 @@ from isolib.findings.rules import Verdict, within
 from isolib.models import OFFLINE_MODELS
 from isolib.views import View
 
-__all__ = ["PaperModel", "paper_counterpart", "models_line", "compare_reference"]
+__all__ = ["PaperModel", "STAND_IN_REASONS", "paper_counterpart", "models_line", "compare_reference"]
+
+_SENTENCE_ENCODER = ("a sentence encoder trained contrastively to spread sentences apart for similarity search, so it "
+                     "is expected to be nearly isotropic and to lose from removing its principal directions; it was "
+                     "trained on sentences and short paragraphs (at most {length} tokens), not on 512-token windows")
+# Why each offline model may behave differently from the paper's model it stands in for: said once on every page.
+STAND_IN_REASONS = {
+    "minilm": _SENTENCE_ENCODER.format(length=256),
+    "mpnet": _SENTENCE_ENCODER.format(length=384),
+    "smollm2": ("an instruction-tuned decoder run from a 4-bit (Q4_1) quantised copy, where GPT-2 is pretrained only "
+                "and full precision; like other decoders its first position is an attention sink"),
+    "glove-50d": ("50-dimensional GloVe (6B tokens), a weaker static baseline than the papers' 300-dimensional "
+                  "GloVe and FastText vectors"),
+}
 
 
 @dataclass(frozen=True)

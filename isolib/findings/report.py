@@ -15,8 +15,10 @@ from pathlib import Path
 import pandas as pd
 
 from isolib.findings.record import (
+    BASES,
     CHECK_STATUSES,
     KIND_MEANINGS,
+    MARKS,
     STATUS_MEANINGS,
     STATUSES,
     Finding,
@@ -24,17 +26,25 @@ from isolib.findings.record import (
     read_record,
     write_record,
 )
+from isolib.findings.reference import STAND_IN_REASONS
 from isolib.markdown import markdown_table
 
+_GLANCE_HEADING = "## At a glance"
+_STAND_INS_HEADING = "## Stand-ins: why their results may differ from the paper's models"
 _HEADLINE_HEADING = "## Headline findings"
 _TESTS_HEADING = "## Tests: the paper's claims"
 _BESIDE_HEADING = "## Beside the tests: the paper's procedure on a decoder (not counted)"
 _CHECKS_HEADING = "## Checks: bookkeeping and properties true by construction (not counted)"
+_NOT_COMPARABLE_HEADING = "## Not comparable"
+# The repository's glossary (isolib/findings/report.py is two folders down); not isolib.project, whose study
+# registry imports the studies, which import this package.
+GLOSSARY = Path(__file__).resolve().parents[2] / "docs" / "glossary.md"
 _COLUMNS = ["finding", "paper", "model", "this run", "status", "control", "rule"]
 _CHECK_COLUMNS = ["finding", "expected", "model", "this run", "status", "rule"]
 # A status as a cell of :func:`verdict_table` shows it: one short word (a claim's row answers "reproduced?").
-STATUS_WORDS = {"reproduced": "yes", "borderline": "borderline", "not reproduced": "no", "not comparable": "n/c",
-                "passed": "passed", "failed": "failed"}
+STATUS_WORDS = {"reproduced": "✓ yes", "indistinguishable": "= control", "mixed": "± mixed",
+                "borderline": "~ borderline", "not reproduced": "✗ no", "not comparable": "· n/c",
+                "passed": "✓ passed", "failed": "✗ failed"}
 _NO_MODEL = "no model"  # the column of a finding on no model of this run (its paper's model is not run)
 _BECAUSE = "not comparable because"
 
@@ -43,17 +53,30 @@ def findings_table(findings: Sequence[Finding]) -> pd.DataFrame:
     """The findings as a table, one row each: ``finding``, ``paper``, ``model``, ``this run``, ``kind``,
     ``status``, ``control``, ``rule`` (a note such as :data:`SINK_ARTEFACT` follows the status)."""
     rows = [{"finding": f.finding, "paper": f.paper, "model": f.model if f.counted else f"{f.model} (beside, not counted)",
-             "this run": f.ours, "kind": f.kind, "status": f.status + (f" ({f.note})" if f.note else ""),
+             "this run": f.ours, "kind": f.kind, "status": f.status + _qualifiers(f),
              "control": f.control, "rule": f.rule} for f in findings]
     return pd.DataFrame(rows, columns=["finding", "paper", "model", "this run", "kind", "status", "control", "rule"])
 
 
+def _qualifiers(finding: Finding) -> str:
+    """" (knife edge; holds only with the attention sink)": the marks and the note that follow a status."""
+    words = [*finding.marks, *([finding.note] if finding.note else [])]
+    return f" ({'; '.join(words)})" if words else ""
+
+
+def _counts_text(statuses: Sequence[str], names: Sequence[str]) -> str:
+    """"3 reproduced, 1 mixed": the non-zero counts of ``statuses`` in the order of ``names`` ("none" if empty)."""
+    counts = pd.Series(list(statuses), dtype=object).value_counts()
+    return ", ".join(f"{counts[name]} {name}" for name in names if name in counts) or "none"
+
+
 def count_line(findings: Sequence[Finding]) -> str:
-    """The counts a notebook prints: counted tests by status, then checks by status."""
-    tests = pd.Series([f.status for f in findings if f.kind == "test" and f.counted], dtype=object)
-    checks = pd.Series([f.status for f in findings if f.kind == "check"], dtype=object)
-    return ("Tests: " + ", ".join(f"{(tests == status).sum()} {status}" for status in STATUSES)
-            + "; checks: " + ", ".join(f"{(checks == status).sum()} {status}" for status in CHECK_STATUSES) + ".")
+    """The counts a notebook prints: counted tests by basis (paper's model, stand-in) and status, then checks."""
+    tests = [f for f in findings if f.kind == "test" and f.counted]
+    parts = [f"on the paper's models {_counts_text([f.status for f in tests if f.basis == BASES[0]], STATUSES)}",
+             f"on stand-ins {_counts_text([f.status for f in tests if f.basis == BASES[1]], STATUSES)}"]
+    checks = _counts_text([f.status for f in findings if f.kind == "check"], CHECK_STATUSES)
+    return f"Tests {'; '.join(parts)}. Checks: {checks}."
 
 
 def verdicts(findings: Sequence[Finding], claims: Sequence[str] | None = None, *, values: bool = True) -> str:
@@ -117,8 +140,8 @@ def verdict_table(findings: Sequence[Finding], claims: Sequence[str] | None = No
         row = {"claim": claim if kind == "test" else f"Check: {claim}", "paper": paper}
         for finding, model in zip(judged, findings_table(judged).model):
             value = f" {finding.ours}" if values and finding.ours != "-" and len(finding.ours) <= 16 else ""
-            cell = STATUS_WORDS[finding.status] + value + (f" ({finding.note})" if finding.note else "")
-            column = _NO_MODEL if model == "-" else model
+            cell = STATUS_WORDS[finding.status] + value + _qualifiers(finding)
+            column = _NO_MODEL if model == "-" else model + (" (stand-in)" if finding.stand_in else "")
             row[column] = "; ".join(filter(None, [row.get(column), cell]))
         reasons = dict.fromkeys(_reason(finding).removeprefix(" because ") for finding in judged)
         row[_BECAUSE] = "; ".join(filter(None, reasons))
@@ -157,7 +180,8 @@ def _headline_lines(findings: Sequence[Finding]) -> list[str]:
     for finding in findings:
         if finding.headline and finding.kind == "test" and finding.counted:
             claims.setdefault(finding.finding, []).append(finding)
-    return [f"- {claim}: " + "; ".join(f"{f.model} {f.status}" + (f" ({f.note})" if f.note else "") for f in rows)
+    return [f"- {claim}: " + "; ".join(f"{f.model}{' (stand-in)' if f.stand_in else ''} {f.status}" + _qualifiers(f)
+                                     for f in rows)
             for claim, rows in claims.items()]
 
 
@@ -169,25 +193,62 @@ def _section(heading: str, findings: Sequence[Finding], columns: list[str], empt
     return [heading, "", markdown_table(table) if findings else empty, ""]
 
 
-def results_page(record: Record) -> str:
-    """``RESULTS.md`` of a record: what was run, the headline findings, the tests, the rows beside them, the checks.
+def glossary_link(folder: str | Path) -> str:
+    """A Markdown link to the glossary from a page in ``folder`` (relative inside the repository)."""
+    folder = Path(folder).resolve()
+    target = os.path.relpath(GLOSSARY, folder) if folder.is_relative_to(GLOSSARY.parents[1]) else GLOSSARY.as_posix()
+    return f"[the glossary]({Path(target).as_posix()})"
 
-    Tests and checks are written in sections of their own; only the counted tests make the
-    headline and the summary's count of reproductions. Every page has a Checks section, empty or not.
+
+def _stand_in_lines(findings: Sequence[Finding]) -> list[str]:
+    """One bullet per stand-in the counted tests rest on: why its results may differ from the paper's model's."""
+    names = dict.fromkeys(f.stand_in for f in findings if f.stand_in and f.kind == "test")
+    return [f"- **{name}**: {STAND_IN_REASONS.get(name, 'a model the paper did not run')}." for name in names]
+
+
+def _not_comparable_lines(findings: Sequence[Finding]) -> list[str]:
+    """The tests that are not comparable, once per claim and reason with their models, collapsed."""
+    reasons: dict[tuple[str, str], list[str]] = {}
+    for f in findings:
+        if f.kind == "test" and f.counted and f.status == "not comparable":
+            reasons.setdefault((f.finding, f.rule), []).append(f.model)
+    if not reasons:
+        return []
+    table = pd.DataFrame([{"claim": claim, "models": ", ".join(dict.fromkeys(models)), "why": rule}
+                          for (claim, rule), models in reasons.items()])
+    return [_NOT_COMPARABLE_HEADING, "", f"<details><summary>{len(reasons)} claims this run cannot judge "
+            "(click to open)</summary>", "", markdown_table(table), "", "</details>", ""]
+
+
+def results_page(record: Record, folder: str | Path = ".") -> str:
+    """``RESULTS.md`` of a record, read in one screen first: the claims x models table, then the details.
+
+    The page opens with the counted tests as claims x models, one symbol and word per status (those not
+    comparable left to the end), the counts on the paper's models and on stand-ins apart, and why each
+    stand-in may differ; then the headline findings, the tests with their rules and controls, the rows
+    beside them, the checks, and the tests not comparable (once, collapsed). ``folder`` is where the
+    page is written, for its link to the glossary.
     """
     findings = record.findings
     tests = [f for f in findings if f.kind == "test" and f.counted]
+    judged = [f for f in tests if f.status != "not comparable"]
     beside = [f for f in findings if f.kind == "test" and not f.counted]
     checks = [f for f in findings if f.kind == "check"]
+    stand_ins = _stand_in_lines(findings)
+    glance = markdown_table(verdict_table(judged, values=False)) if judged else "No test could be judged."
     lines = [f"# {record.title}", "", f"**Study:** {record.citation}", "", f"**Models:** {record.models}", "",
+             _GLANCE_HEADING, "", glance, "", "**Summary:** " + count_line(findings) + " Statuses, marks and terms: "
+             + glossary_link(folder) + ".", "",
+             *([_STAND_INS_HEADING, "", *stand_ins, ""] if stand_ins else []),
              *[line for note in record.notes for line in (note, "")],
              _HEADLINE_HEADING, "", *_headline_lines(findings), "",
-             *_section(_TESTS_HEADING, tests, _COLUMNS, "No test is declared."),
+             *_section(_TESTS_HEADING, judged, _COLUMNS, "No test could be judged."),
              *(_section(_BESIDE_HEADING, beside, _COLUMNS, "") if beside else []),
              *_section(_CHECKS_HEADING, checks, _CHECK_COLUMNS, "No check is declared."),
-             "**Summary:** " + count_line(findings), "",
+             *_not_comparable_lines(findings),
              "**Statuses:** " + "; ".join(f"*{status}*: {meaning}" for status, meaning in STATUS_MEANINGS.items())
              + ".", "",
+             "**Marks:** " + "; ".join(f"*{mark}*: {meaning}" for mark, meaning in MARKS.items()) + ".", "",
              "**Kinds:** " + "; ".join(f"*{kind}*: {meaning}" for kind, meaning in KIND_MEANINGS.items()) + ".", ""]
     return "\n".join(lines)
 
@@ -204,7 +265,7 @@ def write_pages(record: Record, folder: str | Path) -> Path:
         raise ValueError("there are no findings to write.")
     write_record(record, folder)
     path = Path(folder) / "RESULTS.md"
-    path.write_text(results_page(record))
+    path.write_text(results_page(record, folder))
     return path
 
 
@@ -242,27 +303,35 @@ def overview_text(figures_dir: str | Path, studies: Sequence[str], *, thumbnail_
     lines = ["# What reproduces", "",
              "Generated by `python -m isolib reproduce --profile full` (or `python -m isolib overview`) from the "
              "committed `results.json` of each study; do not edit by hand. Every count and status below is read "
-             "from those records, which the latest `full` run wrote. Only *tests* (claims of a paper that the data "
-             "could refute) are counted; *checks* (bookkeeping, properties true by construction) are listed "
-             "apart.", "",
-             "| study | " + " | ".join(STATUSES) + " | checks " + " / ".join(CHECK_STATUSES) + " | results |",
-             "|---|" + "---:|" * len(STATUSES) + "---:|---|"]
+             "from those records, which the latest `full` run wrote.", "",
+             "Only *tests* are counted: claims of a paper that this run's data could refute, each judged beside "
+             "its control by the same rule. Results on the paper's own models and on *stand-ins* (the offline "
+             "models run in place of BERT, GPT-2 and the papers' static vectors) are counted apart: a stand-in that "
+             "behaves differently is a finding about the stand-in, not the paper failing. *Checks* (bookkeeping, "
+             "properties true by construction) are not counted. Every status, mark and measure is defined in "
+             f"{glossary_link(figures_dir)}.", "",
+             "| study | results on | " + " | ".join(STATUSES) + " | checks | results |",
+             "|---|---|" + "---:|" * len(STATUSES) + "---:|---|"]
+    for name, results in records.items():
+        by_basis = results.counts_by_basis
+        shown = [basis for basis in BASES if by_basis.loc[basis].sum()] or [BASES[1]]
+        for basis in shown:  # the checks once, on the study's first row
+            checks = _counts_text([f.status for f in results.checks], CHECK_STATUSES) if basis == shown[0] else ""
+            lines.append(f"| [{name}](#{name}) | {basis} | " + " | ".join(str(by_basis.loc[basis, status])
+                                                                        for status in STATUSES)
+                         + f" | {checks} | [RESULTS.md]({name}/RESULTS.md) |")
+    lines += ["", "**What a status means.** " + " ".join(f"*{status}*: {meaning}." for status, meaning in
+                                                          STATUS_MEANINGS.items() if status in STATUSES), ""]
     sections = []
     for folder in folders:
         figures = sorted(folder.glob("*.png"))
         section = [f"## {folder.name}", ""]
         if folder.name in records:
             results = records[folder.name]
-            counts, checks = results.counts, results.check_counts
-            checked = " / ".join(str(checks[status]) for status in CHECK_STATUSES)
-            lines.append(f"| [{folder.name}](#{folder.name}) | "
-                         + " | ".join(str(counts[status]) for status in STATUSES)
-                         + f" | {checked} | [RESULTS.md]({folder.name}/RESULTS.md) |")
             section += [f"**{results.title}**", "", f"*Study:* {results.citation}", "",
                         f"*Models:* {results.models}", "",
-                        "*Tests:* " + ", ".join(f"{counts[status]} {status}" for status in STATUSES)
-                        + f" ([RESULTS.md]({folder.name}/RESULTS.md)).", "",
-                        "*Checks:* " + ", ".join(f"{checks[status]} {status}" for status in CHECK_STATUSES) + ".", ""]
+                        "*Summary:* " + count_line(results.findings) + f" ([RESULTS.md]({folder.name}/RESULTS.md))",
+                        ""]
             headlines = _headline_lines(results.findings)
             if headlines:
                 section += ["*Headline findings:*", "", *headlines, ""]

@@ -12,7 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["Verdict", "spearman", "trend", "threshold", "within", "sign", "all_of", "threshold_range"]
+__all__ = ["Verdict", "spearman", "trend", "threshold", "within", "sign", "all_of", "proportion", "threshold_range",
+           "KNIFE_EDGE", "artefact_reason", "ARTEFACT_RULE"]
+
+# A value this close to its threshold, relative to the threshold, decides its status on a knife edge.
+KNIFE_EDGE = 0.05
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,10 @@ class Verdict:
         two-sided rule. :func:`threshold_range` reads it.
     side : {"above", "below"} or None
         Which side of ``bound`` passes.
+    degenerate : bool
+        The interval has zero width although it resamples several units: what it resamples does not
+        vary (a baseline held fixed, seeds that change nothing), so it says nothing of the uncertainty
+        and no status may rest on it.
     """
 
     passed: bool | None
@@ -47,11 +55,18 @@ class Verdict:
     borderline: bool = False
     bound: float | None = None
     side: str | None = None
+    degenerate: bool = False
 
     @classmethod
     def undecided(cls, value: float = np.nan) -> Verdict:
         """A verdict the rule cannot reach (the finding is "not comparable")."""
         return cls(None, float(value), np.nan)
+
+    @property
+    def knife_edge(self) -> bool:
+        """The judged value lies within :data:`KNIFE_EDGE` (5%) of a one-sided rule's non-zero threshold."""
+        return (self.passed is not None and self.bound is not None and self.bound != 0
+                and abs(self.value - self.bound) <= KNIFE_EDGE * abs(self.bound))
 
     @property
     def interval_text(self) -> str:
@@ -173,9 +188,59 @@ def all_of(*verdicts: Verdict) -> Verdict:
     failing = [verdict for verdict in verdicts if not verdict.passed]
     borderline = (any(verdict.borderline for verdict in verdicts) if passed
                   else all(verdict.borderline for verdict in failing))
-    return Verdict(passed, weakest.value, weakest.margin, weakest.interval, borderline, weakest.bound, weakest.side)
+    return Verdict(passed, weakest.value, weakest.margin, weakest.interval, borderline, weakest.bound, weakest.side,
+                   weakest.degenerate)
 
 
+def proportion(passed, *, at_least: float) -> Verdict:
+    """A share of units (layers, datasets ...) passing a rule, judged against ``at_least`` (inclusive).
+
+    A rule over layers is a proportion, not a count, so that models of 6 and of 30 layers are held
+    to the same standard ("all layers but at most one" is 5 of 6 but 29 of 30).
+
+    Parameters
+    ----------
+    passed : array_like of bool or None, shape (n_units,)
+        Each unit's outcome; None (not comparable) units are left out.
+    at_least : float
+        The share, in [0, 1], that must pass.
+
+    Returns
+    -------
+    Verdict
+        ``value`` is the share passing; not comparable when no unit is comparable.
+    """
+    if not 0 <= at_least <= 1:
+        raise ValueError(f"at_least is a share between 0 and 1, got {at_least}.")
+    outcomes = [bool(outcome) for outcome in passed if outcome is not None]
+    if not outcomes:
+        return Verdict.undecided()
+    return threshold(float(np.mean(outcomes)), above=at_least, inclusive=True)
+
+
+# One rule for every study: a group of points that is an artefact of tokens or positions, not structure of the space.
+ARTEFACT_RULE = ("a group is an artefact group, described and never counted as structure of the space, when one "
+                 "token type makes at least half of it (a placeholder, a punctuation mark, a start token) or its "
+                 "median norm is more than twice or less than half the median norm of the other points (the "
+                 "attention sink)")
+
+
+def artefact_reason(dominant_type_share: float, norm_ratio: float) -> str:
+    """Why a group of points (a cluster) is an artefact group under :data:`ARTEFACT_RULE`; "" if it is not.
+
+    Parameters
+    ----------
+    dominant_type_share : float
+        The share of the group's points that are its most frequent token type.
+    norm_ratio : float
+        The group's median norm over the median norm of the points outside it.
+    """
+    reasons = []
+    if dominant_type_share >= 0.5:
+        reasons.append(f"{dominant_type_share:.0%} of it is one token type")
+    if norm_ratio > 2 or norm_ratio < 0.5:
+        reasons.append(f"its median norm is {norm_ratio:.2g} times the rest's")
+    return " and ".join(reasons)
 
 
 def threshold_range(verdict: Verdict) -> tuple[float, float] | None:

@@ -20,7 +20,7 @@ from isolib.findings import (
     Verdict,
     all_of,
     bootstrap_threshold,
-    combine_corpora,
+    combine_datasets,
     compare_with_control,
     declare,
     judge_decoder_views,
@@ -296,7 +296,7 @@ def layer_findings(evidence: dict) -> list[Finding]:
             if lid_curve is not None and table3 is not None and corpus == first_corpus and (lid_curve.model == label).any():
                 by_label[label].append(_lid_finding(label, lid_curve, table3))
         by_corpus[corpus] = _judged(by_label)
-    return combine_corpora(by_corpus)
+    return combine_datasets(by_corpus)
 
 
 def picture_findings(evidence: dict) -> list[Finding]:

@@ -26,7 +26,7 @@ from isolib.findings import (
     Verdict,
     all_of,
     bootstrap_threshold,
-    combine_corpora,
+    combine_datasets,
     declare,
     judge_decoder_views,
     models_line,
@@ -453,7 +453,7 @@ def assess_findings(sts_summary: pd.DataFrame, comparisons: pd.DataFrame, sst2: 
         by_label = {model: _dataset_findings(model, dataset, summary, comparisons)
                     for model, summary in rows.groupby("model", sort=False)}
         by_dataset[DATASETS[dataset][2]] = judge_decoder_views(by_label)
-    findings = _with_tally(combine_corpora(by_dataset), comparisons)
+    findings = _with_tally(combine_datasets(by_dataset, unit="dataset"), comparisons)
     if grid is not None:
         findings += judge_decoder_views({model: [_sweep_finding(points, sts_summary)]
                                          for model, points in grid.groupby("model", sort=False)})
