@@ -287,8 +287,8 @@ show_table(verdict_table(judged, ["The space is dominated", "Per-cluster centrin
 # ### What the clusters are
 #
 # Every chosen cluster of every layer: its share of the tokens, of window-first tokens and of
-# placeholder pieces, its median norm over the other clusters', the share of its most frequent type
-# and its most frequent types. Outlier groups are the small ones, the sink and the placeholders.
+# placeholder pieces, its median norm over the layer's and over the other clusters', the share of its
+# most frequent type and its most frequent types. Outlier groups are the small ones, the sink and the placeholders.
 
 # %%
 show_table(tables["clusters"].drop(columns=["placeholder_share"]))

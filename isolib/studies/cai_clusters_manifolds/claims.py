@@ -93,14 +93,14 @@ def artefact_groups(clusters: pd.DataFrame) -> pd.Series:
     Parameters
     ----------
     clusters : pandas.DataFrame
-        :attr:`~.compute.ModelGeometry.clusters` rows (``why``, ``dominant_type_share``, ``norm_ratio``).
+        :attr:`~.compute.ModelGeometry.clusters` rows (``why``, ``dominant_type_share``, ``norm_ratio_rest``).
 
     Returns
     -------
     pandas.Series of str, aligned with ``clusters``
     """
     return pd.Series([", ".join(filter(None, [row.why,
-                                              artefact_reason(row.dominant_type_share, row.norm_ratio)]))
+                                              artefact_reason(row.dominant_type_share, row.norm_ratio_rest)]))
                       for row in clusters.itertuples()], index=clusters.index, dtype=object)
 
 

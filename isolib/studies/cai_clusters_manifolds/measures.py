@@ -105,8 +105,8 @@ def lid_variants(X, *, k: int = 100, queries: int | None = 2000, random_state=No
     return values
 
 
-CLUSTER_COLUMNS = ["cluster", "size", "share", "first_position_share", "placeholder_share", "norm_ratio", "n_types",
-                   "dominant_type_share", "top_types", "outlier_group", "why"]
+CLUSTER_COLUMNS = ["cluster", "size", "share", "first_position_share", "placeholder_share", "norm_ratio",
+                   "norm_ratio_rest", "n_types", "dominant_type_share", "top_types", "outlier_group", "why"]
 
 
 def describe_clusters(X, labels, types, positions, is_placeholder=None, *, min_share: float = 0.01,
@@ -136,16 +136,18 @@ def describe_clusters(X, labels, types, positions, is_placeholder=None, *, min_s
     -------
     pandas.DataFrame, one row per cluster, largest first
         ``cluster``, ``size``, ``share`` (of the tokens), ``first_position_share``, ``placeholder_share``,
-        ``norm_ratio`` (median norm of its tokens over the median norm of the other clusters' tokens; NaN
-        with one cluster), ``n_types``, ``dominant_type_share`` (share of its tokens of its most frequent
-        type), ``top_types`` (e.g. ``"the 12%, of 6%"``: share of the cluster's tokens), ``outlier_group``
-        (bool) and ``why`` ("" for a cluster).
+        ``norm_ratio`` (median norm of its tokens over the median norm of the layer), ``norm_ratio_rest``
+        (over the median norm of the other clusters' tokens; NaN with one cluster), ``n_types``,
+        ``dominant_type_share`` (share of its tokens of its most frequent type), ``top_types`` (e.g.
+        ``"the 12%, of 6%"``: share of the cluster's tokens), ``outlier_group`` (bool) and ``why`` ("" for
+        a cluster).
     """
     labels = np.asarray(labels)
     types = np.asarray(types)
     at_start = np.asarray(positions) == 0
     placeholder = np.zeros(len(labels), bool) if is_placeholder is None else np.asarray(is_placeholder, bool)
     norms = np.linalg.norm(np.asarray(X, dtype=np.float32), axis=1)
+    layer_median = float(np.median(norms))
     records = []
     for cluster in np.unique(labels):
         members = labels == cluster
@@ -158,7 +160,8 @@ def describe_clusters(X, labels, types, positions, is_placeholder=None, *, min_s
         records.append({
             "cluster": int(cluster), "size": int(members.sum()), "share": float(share),
             "first_position_share": float(first), "placeholder_share": float(placeholders),
-            "norm_ratio": _median_ratio(norms[members], norms[~members]),
+            "norm_ratio": float(np.median(norms[members]) / layer_median) if layer_median > 0 else np.nan,
+            "norm_ratio_rest": _median_ratio(norms[members], norms[~members]),
             "n_types": len(counts), "dominant_type_share": float(counts.iloc[0] / members.sum()),
             "top_types": ", ".join(f"{name} {count / members.sum():.0%}" for name, count in counts.head(n_top_types).items()),
             "outlier_group": bool(why) and len(np.unique(labels)) > 1, "why": why if len(np.unique(labels)) > 1 else "",
