@@ -438,9 +438,9 @@ def notes(run: dict) -> list[str]:
         f"{' (and the encoders with them kept, beside)' if run['symbols_kept_view'] else ''}; PTB's <unk> and N "
         f"{'kept' if run['keep_placeholders'] else 'left out'}; k-means k = 2-{run['k_max']}, {run['n_init']} "
         f"restarts each scored, fitted on {run['kmeans_fit_size'] or 'all'} points; silhouette on "
-        f"{run['silhouette_sample'] or 'all'} points; outlier groups below {run['min_cluster_share']:.0%} of the "
-        f"tokens or mostly window-first tokens or placeholders; LID k = {run['lid_k']} over "
-        f"{run['lid_queries'] or 'all'} query points.",
+        f"{run['silhouette_sample'] or 'all'} points; artefact groups below {run['min_cluster_share']:.0%} of the "
+        f"tokens, mostly window-first tokens or placeholders, mostly one type or of far norms; "
+        f"LID k = {run['lid_k']} over {run['lid_queries'] or 'all'} query points.",
         "Layers are ours (0 = input embeddings); the authors' layer L is our L+1.",
         "A decoder is judged in its start-token view; the paper's procedure (the model's name alone, the attention sink "
         f"kept) is shown beside it, not counted (views run: {', '.join(run['decoder_views']) or 'none'}).",
