@@ -170,25 +170,41 @@ def _silhouettes(model, layers, n_clusters, scores):
                         columns=["model", "corpus", "layer", "k", "restart", "silhouette"])
 
 
-def _per_layer(model, s_inter, s_intra, n_clusters, inside, lid, n_real=None):
+def _per_layer(model, s_inter, s_intra, n_clusters, inside, lid, gaussian=(1, 0.05)):
+    """Per-layer rows of one model; ``gaussian``: its control's chosen k and silhouette in every layer."""
     layers = np.arange(len(s_inter))
     return pd.DataFrame({
         "model": model, "corpus": "ptb", "layer": layers, "n_layers": len(layers), "n_tokens": 1000,
         "s_inter": s_inter, "s_intra": s_intra, "n_clusters": n_clusters, "silhouette": 0.2,
-        "n_real_clusters": n_clusters if n_real is None else n_real, "n_outlier_groups": 0,
         "s_inter_clusters": inside, "s_inter_clusters_weighted": inside, "s_inter_centred": 0.0,
         "lid_cosine": lid, "lid_cosine_squared": np.asarray(lid) / 2,
+        "gaussian_n_clusters": gaussian[0], "gaussian_silhouette": gaussian[1],
     })
+
+
+def _clusters(model, n_clusters, artefact=None):
+    """The chosen clusters of each layer with k >= 2: many types each, norms like the rest's. ``artefact``: the
+    make-up of the last cluster of every layer instead (``why``, ``dominant_type_share``, ``norm_ratio_rest``)."""
+    rows = []
+    for layer, k in enumerate(n_clusters):
+        for cluster in range(k if k > 1 else 0):
+            made = dict(why="", dominant_type_share=0.1, norm_ratio_rest=1.0)
+            if artefact and cluster == k - 1:
+                made |= artefact
+            rows.append(dict(model=model, corpus="ptb", layer=layer, cluster=cluster, top_types="the 10%", **made))
+    return pd.DataFrame(rows, columns=["model", "corpus", "layer", "cluster", "top_types", "why", "dominant_type_share",
+                                       "norm_ratio_rest"])
 
 
 def test_findings_follow_their_rules():
     per_layer = pd.concat([
         _per_layer("gpt2", [0.0, 0.5, 0.6], [0.1, 0.8, 0.9], [1, 2, 3], [0.3, 0.01, -0.02], [9.0, 12.0, 14.0]),
         _per_layer("minilm", [0.0, 0.05, 0.6], [0.1, 0.8, 0.9], [1, 1, 1], [0.3, 0.2, 0.0], [30.0, 40.0, 40.0]),
-        # Every layer split in two, but one of the two is an outlier group (the attention sink, say).
-        _per_layer("mpnet", [0.0, 0.5, 0.6], [0.1, 0.8, 0.9], [2, 2, 2], [0.3, 0.01, 0.0], [9.0, 12.0, 14.0],
-                   n_real=[1, 1, 1]),
+        _per_layer("mpnet", [0.0, 0.5, 0.6], [0.1, 0.8, 0.9], [2, 2, 2], [0.3, 0.01, 0.0], [9.0, 12.0, 14.0]),
     ])
+    # Every layer of mpnet split in two, but one of the two is an outlier group (the attention sink, say).
+    clusters = pd.concat([_clusters("gpt2", [1, 2, 3]), _clusters("minilm", [1, 1, 1]),
+                          _clusters("mpnet", [2, 2, 2], {"why": "window-first tokens (the sink)"})])
     silhouettes = pd.concat([_silhouettes("gpt2", [0, 1, 2], [1, 2, 3], [0.05, 0.3, 0.3]),
                              _silhouettes("minilm", [0, 1, 2], [1, 1, 1], [0.05, 0.05, 0.05]),
                              _silhouettes("mpnet", [0, 1, 2], [2, 2, 2], [0.9, 0.98, 0.98])])
@@ -201,8 +217,8 @@ def test_findings_follow_their_rules():
     curve = pd.DataFrame({"model": ["gpt2", "gpt2", "minilm", "minilm", "mpnet", "mpnet", "static", "static"],
                           "n": [100, 1000] * 4, "layer": [1] * 8,
                           "lid_cosine": [20.0, 13.0, 50.0, 40.0, 10.0, 12.0, 15.0, 30.0]})
-    judged = findings({"per_layer": per_layer, "silhouettes": silhouettes, "units": units, "table3": table3,
-                       "lid_curve": curve, "swiss_roll": {"gpt2": "a picture"}})
+    judged = findings({"per_layer": per_layer, "silhouettes": silhouettes, "clusters": clusters, "units": units,
+                       "table3": table3, "lid_curve": curve, "swiss_roll": {"gpt2": "a picture"}})
     assert {finding.status for finding in judged} <= set(STATUSES)
 
     def status(claim, model):
@@ -219,12 +235,14 @@ def test_findings_follow_their_rules():
     assert status("Per-cluster centring", "mpnet") == "not reproduced"  # global centring does better
     assert status("Inside clusters", "gpt2") == "reproduced"  # layer 0 is not judged
     assert status("Inside clusters", "mpnet") == "not reproduced"  # 0.08 > 0.05
-    assert status("Contextual spaces", "gpt2") == "borderline"  # above the static LID at n = 100, below at 1,000
+    assert status("Contextual spaces", "gpt2") == "reproduced"  # above the static LID at n = 100, below at 1,000
     assert status("Contextual spaces", "minilm") == "not reproduced"  # above at every n
     assert status("Contextual spaces", "mpnet") == "reproduced"  # below at every n
     assert status("Table 3: average cosine LID of GPT-2", "gpt2") == "reproduced"  # 6.5 within 1.0 of 7.0
     assert status("Table 3: average cosine LID of D-BERT", "minilm") == "not comparable"  # a stand-in for DistilBERT
     assert status("A Swiss-roll", "gpt2") == "not comparable"
+    # A picture is described, never counted as a test.
+    assert not [finding for finding in judged if finding.finding.startswith("A Swiss-roll")][0].counted
     inside = [finding for finding in judged if finding.finding.startswith("Inside clusters")]
     assert all("Threshold ours" in finding.rule for finding in inside)
     # Each interval says what it resamples.
@@ -244,13 +262,101 @@ def test_a_decoder_is_judged_in_its_start_token_view_and_the_symbols_view_is_not
                              _silhouettes("smollm2 (start token)", layers, [1, 1, 1], [0.0, 0.05, 0.05]),
                              _silhouettes(View("minilm", symbols_kept=True).label, layers, [1, 2, 2], [0.0, 0.9, 0.9])])
     units = pd.concat([_units(label, layers, 0.0, 0.1) for label in pd.unique(per_layer.model)])
-    judged = layer_findings({"per_layer": per_layer, "silhouettes": silhouettes, "units": units})
+    clusters = pd.concat([_clusters("smollm2", [1, 2, 2]), _clusters("smollm2 (start token)", [1, 1, 1]),
+                          _clusters(View("minilm", symbols_kept=True).label, [1, 2, 2])])
+    judged = layer_findings({"per_layer": per_layer, "silhouettes": silhouettes, "clusters": clusters, "units": units})
     dominated = {finding.model: finding for finding in judged if finding.finding.startswith("The space is dominated")}
     assert dominated["smollm2 (start token)"].counted and dominated["smollm2 (start token)"].status == \
         "not reproduced"
     assert not dominated["smollm2"].counted and dominated["smollm2"].status == "reproduced"
     assert "attention sink" in dominated["smollm2"].note  # holds only with the sink
     assert not dominated["minilm (symbols kept)"].counted
+
+
+def _one_model(model="gpt2", *, corpus="ptb", s_inter_centred=0.0, gaussian=(1, 0.05), per_cluster=0.01,
+               global_=0.3, artefact=None):
+    """The layer evidence of one model that reproduces every per-layer claim, but for what the arguments change."""
+    per_layer = _per_layer(model, [0.0, 0.5, 0.6], [0.1, 0.8, 0.9], [1, 2, 2], [0.3, 0.01, 0.0], [9.0, 9.0, 9.0],
+                           gaussian=gaussian).assign(s_inter_centred=s_inter_centred)
+    evidence = {"per_layer": per_layer, "silhouettes": _silhouettes(model, [0, 1, 2], [1, 2, 2], [0.05, 0.3, 0.3]),
+                "clusters": _clusters(model, [1, 2, 2], artefact), "units": _units(model, [0, 1, 2], per_cluster, global_)}
+    return {name: table.assign(corpus=corpus) for name, table in evidence.items()}
+
+
+def _statuses(evidence):
+    return {finding.finding.split(":")[0]: finding for finding in layer_findings(evidence)}
+
+
+def test_a_claim_whose_control_passes_the_same_rule_is_indistinguishable_from_it():
+    judged = _statuses(_one_model())
+    assert {finding.status for finding in judged.values()} == {"reproduced"}
+    assert {finding.control_status for name, finding in judged.items() if not name.startswith("Per-cluster")} == {"fails"}
+    # Global centring alone leaves S_inter ~ 0 as well: per-cluster centring shows nothing more.
+    inside = _statuses(_one_model(per_cluster=0.01, global_=0.01))["Inside clusters the space is nearly isotropic"]
+    assert inside.status == "indistinguishable" and inside.control_status == "passes"
+    assert "after global centring 0.0" in inside.ours and "passes too" in inside.rule
+    # A Gaussian of each layer's mean and covariance gets k = 2 at a silhouette of 0.3 too.
+    assert _statuses(_one_model(gaussian=(2, 0.3)))["The space is dominated by isolated clusters"].status == \
+        "indistinguishable"
+    assert _statuses(_one_model(gaussian=(2, 0.05)))["The space is dominated by isolated clusters"].status == "reproduced"
+    # The globally centred space still has S_inter above 0.1: the anisotropy rule cannot tell.
+    assert _statuses(_one_model(s_inter_centred=0.3))["Anisotropy in every layer"].status == "indistinguishable"
+
+
+def test_corpora_that_disagree_are_mixed_not_borderline():
+    both = {name: pd.concat([_one_model()[name], _one_model(per_cluster=0.2, corpus="wikitext2")[name]])
+            for name in ("per_layer", "silhouettes", "clusters", "units")}
+    inside = _statuses(both)["Inside clusters the space is nearly isotropic"]
+    assert inside.status == "mixed" and "ptb:" in inside.ours and "(not reproduced)" in inside.ours
+
+
+@pytest.mark.parametrize("artefact, reason", [
+    ({"dominant_type_share": 0.93}, "93% of it is one token type"),
+    ({"norm_ratio_rest": 5.8}, "its median norm is 5.8 times the rest's"),
+    ({"norm_ratio_rest": 0.3}, "its median norm is 0.3 times the rest's"),
+    ({"why": "window-first tokens (the sink)"}, "window-first tokens (the sink)"),
+])
+def test_a_cluster_of_one_type_far_norms_or_the_sink_is_an_artefact_group_never_structure(artefact, reason):
+    from isolib.studies.cai_clusters_manifolds.claims import artefact_groups
+
+    evidence = _one_model(artefact=artefact)
+    assert artefact_groups(evidence["clusters"]).tolist() == ["", reason] * 2
+    clustered = _statuses(evidence)["The space is dominated by isolated clusters"]
+    assert clustered.status == "not reproduced"  # two clusters per layer, one of them an artefact group
+    assert f"2 artefact groups: L1 (the 10%: {reason}); L2 (the 10%: {reason})" in clustered.ours
+
+
+def _lid(contextual, static, n=(1000, 10_000, 40_000)):
+    """A matched LID curve of one model and the static vectors (its table3: the model's mean at the largest n)."""
+    curve = pd.DataFrame({"model": ["gpt2"] * len(n) + ["static"] * len(n), "n": list(n) * 2, "layer": 7,
+                          "lid_cosine": [*contextual, *static]})
+    table3 = pd.DataFrame({"model": ["gpt2", "static"], "corpus": ["ptb", "glove-50d"], "n": [n[-1]] * 2,
+                           "lid_cosine": [contextual[-1], static[-1]], "lid_cosine_squared": [0.0, 0.0]})
+    evidence = _one_model() | {"lid_curve": curve, "table3": table3}
+    return _statuses(evidence)["Contextual spaces have a lower LID than static ones"]
+
+
+def test_the_lid_claim_is_judged_at_the_largest_n_and_on_the_trend_toward_more_points():
+    # Above the static vectors at 1,000 points (k = 100 is 10% of them), below from 10,000 on, the gap widening.
+    widening = _lid([19.6, 15.4, 12.9], [17.6, 20.1, 21.1])
+    assert widening.status == "reproduced" and "at n = 40,000: 12.9 against 21.1 (gap -8.2)" in widening.ours
+    # Below at the largest n, but the gap narrowing with n: more points would reverse the order.
+    assert _lid([10.0, 14.0, 18.0], [20.0, 20.0, 20.0]).status == "not reproduced"
+    assert _lid([25.0, 24.0, 23.0], [20.0, 20.0, 20.0]).status == "not reproduced"  # above at every n
+
+
+def test_rows_of_a_view_not_counted_in_the_layer_claims_are_counted_nowhere():
+    evidence = {name: pd.concat([_one_model("smollm2")[name], _one_model("smollm2 (start token)")[name]])
+                for name in ("per_layer", "silhouettes", "clusters", "units")}
+    evidence["table3"] = pd.DataFrame({"model": ["smollm2", "smollm2 (start token)", "static"],
+                                       "corpus": ["ptb", "ptb", "glove-50d"], "n": [1000] * 3,
+                                       "lid_cosine": [13.0, 13.0, 21.0], "lid_cosine_squared": [6.5, 6.5, 10.5]})
+    judged = findings(evidence | {"swiss_roll": {"smollm2": "a roll", "smollm2 (start token)": "a roll"}})
+    table3 = {finding.model: finding for finding in judged if finding.finding == "Table 3: average cosine LID of GPT-2"}
+    assert table3["smollm2 (start token)"].counted and not table3["smollm2"].counted  # the sink view
+    assert not any(finding.counted for finding in judged if finding.finding.startswith("A Swiss-roll"))
+    glove = [finding for finding in judged if finding.finding.startswith("Table 3: average cosine LID of GloVe")]
+    assert {finding.stand_in for finding in glove} == {"glove-50d"}  # our static vectors stand in for the paper's
 
 
 def test_a_planted_outlier_group_of_0_2_percent_is_not_a_cluster():
@@ -284,6 +390,37 @@ def test_clusters_of_window_first_tokens_or_placeholders_are_outlier_groups():
     assert table.outlier_group.tolist() == [False, True, True]
     assert table.why.tolist()[1:] == ["window-first tokens (the sink)", "placeholder pieces"]
     assert table.top_types.tolist() == ["the 100%", "a 100%", "n 100%"]
+
+
+def test_each_cluster_carries_its_dominant_type_share_and_its_norms_against_the_rest():
+    generator = np.random.default_rng(0)
+    # Cluster 0: 300 tokens of 30 types at norm 1; cluster 1: 100 tokens, 80 of them "the", at norm 10.
+    directions = generator.normal(size=(400, 5))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    labels = np.repeat([0, 1], [300, 100])
+    X = directions * np.where(labels == 1, 10.0, 1.0)[:, None]
+    types = np.concatenate([np.arange(300) % 30, np.repeat(["the", "a"], [80, 20])]).astype(str)
+    table = describe_clusters(X, labels, types, np.ones(400, int)).set_index("cluster")
+    np.testing.assert_allclose(table.dominant_type_share, [10 / 300, 0.8])
+    np.testing.assert_allclose(table.norm_ratio_rest, [0.1, 10.0], rtol=1e-5)  # median norm over the rest's
+    np.testing.assert_allclose(table.norm_ratio, [1.0, 10.0], rtol=1e-5)  # over the layer's
+    # With one cluster there is no rest to compare with.
+    assert np.isnan(describe_clusters(X, np.zeros(400, int), types, np.ones(400, int)).norm_ratio_rest.iloc[0])
+
+
+def test_the_clusters_control_is_the_same_selection_on_a_gaussian_of_the_layer_s_covariance():
+    generator = np.random.default_rng(0)
+    # Two tight blobs far apart and one round blob: the silhouette finds two clusters in the first. A Gaussian
+    # with their mean and covariance is one elongated cloud: k-means still cuts it in two, at a lower silhouette
+    # (the silhouette alone cannot tell the two apart); the round blob's Gaussian has no cut worth 0.1.
+    blobs = np.vstack([generator.normal(size=(500, 10)), generator.normal(size=(500, 10)) + np.r_[12, np.zeros(9)]])
+    options = dict(k_range=range(2, 5), n_init=2, silhouette_sample=600, lid_k=10, lid_queries=50, random_state=0)
+    types = (np.arange(1000) % 100).astype(str)
+    values = layer_geometry(blobs, types, np.ones(1000, int), **options)[0]
+    assert values["n_clusters"] == 2 and values["silhouette"] > 0.6
+    assert values["gaussian_n_clusters"] == 2 and 0.1 < values["gaussian_silhouette"] < values["silhouette"] - 0.2
+    round_blob = layer_geometry(generator.normal(size=(1000, 10)), types, np.ones(1000, int), **options)[0]
+    assert round_blob["gaussian_n_clusters"] == 1 and round_blob["gaussian_silhouette"] < 0.1
 
 
 def test_per_cluster_centring_beats_global_centring_only_where_global_centring_is_not_enough():
@@ -414,7 +551,7 @@ def test_the_evidence_is_stored_exactly_and_judged_as_in_memory(tmp_path):
     static = lid_against_n(np.random.default_rng(1).normal(size=(900, 8)), [100, 200], k=10, queries=50,
                            random_state=0)
     contextual = compute.mean_lid(tables["per_layer"], {(key[0].label, "ptb"): 8 for key in keys})
-    evidence = {name: tables[name] for name in ("per_layer", "silhouettes", "units")}
+    evidence = {name: tables[name] for name in ("per_layer", "silhouettes", "units", "clusters")}
     evidence |= {
         "lid_curve": pd.concat([curve.assign(model="minilm", layer=1), static.assign(model="static", layer=0)],
                                ignore_index=True),
@@ -427,7 +564,7 @@ def test_the_evidence_is_stored_exactly_and_judged_as_in_memory(tmp_path):
     assert evidence["table3"].n.tolist() == [200, 200, 200, 900]  # the static vectors at the same n, and whole
     save_evidence(tmp_path, evidence)  # raises if a table does not survive Parquet unchanged
     stored = load_evidence(tmp_path)
-    for name in ("per_layer", "silhouettes", "units", "table3", "lid_curve"):
+    for name in ("per_layer", "silhouettes", "units", "clusters", "table3", "lid_curve"):
         pd.testing.assert_frame_equal(stored[name], evidence[name])
     in_memory = claims.record(evidence)
 
@@ -439,6 +576,9 @@ def test_the_evidence_is_stored_exactly_and_judged_as_in_memory(tmp_path):
         pd.testing.assert_frame_equal(fields(judged), fields(in_memory))
     assert "about all tokens per corpus" in in_memory.notes[0] and "views run: none" in in_memory.notes[2]
     assert "Wall time of the notebook: 0.2 min" in in_memory.notes[3]
+    # A sentence encoder reading windows longer than its training inputs is said once.
+    assert in_memory.notes[4].startswith("The sentence encoders (minilm) read 512-token windows here")
+    assert len(claims.notes(evidence["run"] | {"models": ["smollm2"]})) == 4
     # The symbols-kept view is judged beside its model, not counted.
     assert {f.counted for f in in_memory.findings if f.model == "minilm (symbols kept)"
             and not f.finding.startswith("Table 3")} == {False}

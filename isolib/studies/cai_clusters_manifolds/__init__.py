@@ -55,8 +55,13 @@ Clusters and outlier groups (:func:`~isolib.metrics.select_kmeans`, :func:`~.mea
 --------------------------------------------------------------------------------------------------------
 K-means runs ``n_init`` times per k, every run scored by silhouette, so the chosen k comes with
 its spread over restarts. A chosen cluster below ``min_cluster_share`` of the tokens, or made mostly
-of window-first tokens or placeholder pieces, is an *outlier group*: the space is "dominated by
-clusters" only where at least two clusters are not outlier groups.
+of window-first tokens or placeholder pieces, is an *outlier group*; the claims also set apart a
+cluster made mostly of one token type or whose median norm is more than twice or less than half the
+other clusters' (:func:`isolib.findings.artefact_reason`): together, *artefact groups*
+(:func:`~.claims.artefact_groups`). The space is "dominated by clusters" only where at least two
+clusters are not artefact groups, and only where the same selection on a Gaussian of each layer's
+mean and covariance (:func:`~.measures.gaussian_control`: the same spread, no clusters) does not
+find clusters too.
 
 The paper's core comparison (:func:`~.measures.centring_units`)
 ---------------------------------------------------------------
@@ -66,9 +71,12 @@ instance per type, the same tokens in every layer of a model, each compared with
 
 Evidence
 --------
-The claims read five tables and three items, all stored by the notebook (:func:`isolib.evidence.save_evidence`):
-``per_layer`` (every per-layer number, per model view and corpus), ``silhouettes`` (every k and k-means
-restart of every layer), ``units`` (per type and layer, its S_inter after per-cluster and after global
+The claims read six tables and three items, all stored by the notebook (:func:`isolib.evidence.save_evidence`):
+``per_layer`` (every per-layer number, per model view and corpus, with the clusters' control: the same
+selection on a Gaussian of the layer's mean and covariance, :func:`~.measures.gaussian_control`),
+``silhouettes`` (every k and k-means restart of every layer), ``clusters`` (every chosen cluster's size,
+norms against the rest and most frequent type: what tells a cluster from an artefact group), ``units``
+(per type and layer, its S_inter after per-cluster and after global
 centring: what the centring claims resample), ``table3`` and ``lid_curve`` (LID per number of points,
 contextual and static); ``swiss_roll`` and ``symbols`` (what the pictures show, per view) and ``run``
 (the parameters, wall time and memory of the run, for the page's notes).

@@ -25,6 +25,7 @@ __all__ = [
     "cluster_means",
     "lid_variants",
     "describe_clusters",
+    "gaussian_control",
     "one_instance_per_type",
     "centring_units",
     "layer_geometry",
@@ -104,8 +105,8 @@ def lid_variants(X, *, k: int = 100, queries: int | None = 2000, random_state=No
     return values
 
 
-CLUSTER_COLUMNS = ["cluster", "size", "share", "first_position_share", "placeholder_share", "norm_ratio", "n_types",
-                   "top_types", "outlier_group", "why"]
+CLUSTER_COLUMNS = ["cluster", "size", "share", "first_position_share", "placeholder_share", "norm_ratio",
+                   "norm_ratio_rest", "n_types", "dominant_type_share", "top_types", "outlier_group", "why"]
 
 
 def describe_clusters(X, labels, types, positions, is_placeholder=None, *, min_share: float = 0.01,
@@ -135,9 +136,11 @@ def describe_clusters(X, labels, types, positions, is_placeholder=None, *, min_s
     -------
     pandas.DataFrame, one row per cluster, largest first
         ``cluster``, ``size``, ``share`` (of the tokens), ``first_position_share``, ``placeholder_share``,
-        ``norm_ratio`` (median norm of its tokens over the median norm of the layer), ``n_types``,
-        ``top_types`` (e.g. ``"the 12%, of 6%"``: share of the cluster's tokens), ``outlier_group``
-        (bool) and ``why`` ("" for a cluster).
+        ``norm_ratio`` (median norm of its tokens over the median norm of the layer), ``norm_ratio_rest``
+        (over the median norm of the other clusters' tokens; NaN with one cluster), ``n_types``,
+        ``dominant_type_share`` (share of its tokens of its most frequent type), ``top_types`` (e.g.
+        ``"the 12%, of 6%"``: share of the cluster's tokens), ``outlier_group`` (bool) and ``why`` ("" for
+        a cluster).
     """
     labels = np.asarray(labels)
     types = np.asarray(types)
@@ -158,11 +161,59 @@ def describe_clusters(X, labels, types, positions, is_placeholder=None, *, min_s
             "cluster": int(cluster), "size": int(members.sum()), "share": float(share),
             "first_position_share": float(first), "placeholder_share": float(placeholders),
             "norm_ratio": float(np.median(norms[members]) / layer_median) if layer_median > 0 else np.nan,
-            "n_types": len(counts),
+            "norm_ratio_rest": _median_ratio(norms[members], norms[~members]),
+            "n_types": len(counts), "dominant_type_share": float(counts.iloc[0] / members.sum()),
             "top_types": ", ".join(f"{name} {count / members.sum():.0%}" for name, count in counts.head(n_top_types).items()),
             "outlier_group": bool(why) and len(np.unique(labels)) > 1, "why": why if len(np.unique(labels)) > 1 else "",
         })
     return pd.DataFrame(records).sort_values("size", ascending=False, ignore_index=True)
+
+
+def _median_ratio(inside: np.ndarray, rest: np.ndarray) -> float:
+    """Median of ``inside`` over the median of ``rest``; NaN where ``rest`` is empty or its median is 0."""
+    below = float(np.median(rest)) if len(rest) else 0.0
+    return float(np.median(inside)) / below if below > 0 else np.nan
+
+
+def gaussian_control(X, k_range, *, min_share: float, random_state: int, **selection) -> tuple[int, float]:
+    """The clusters' control: :func:`~isolib.metrics.select_kmeans` on a Gaussian of ``X``'s mean and covariance.
+
+    As many points are drawn as ``X`` holds, from one Gaussian with the same mean and covariance: a
+    space with the same spread in every direction and no clusters (SigClust's null, Liu et al. 2008).
+    Where k-means with the silhouette "finds clusters" in it too, the silhouette cannot tell the
+    layer's clusters from its anisotropy.
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+    k_range, **selection
+        As the layer's own selection (``n_init``, ``sample_size``, ``fit_size``).
+    min_share : float
+        A chosen cluster with fewer points than this share does not count (as an outlier group).
+    random_state : int
+        Seed of the draw and of the selection; the draw takes its own stream, so the layer's other draws
+        are those of a run without the control.
+
+    Returns
+    -------
+    n_clusters : int
+        Chosen clusters holding at least ``min_share`` of the points (1 where the silhouette chose k = 1).
+    silhouette : float
+        Mean over restarts of the silhouette at the chosen k (at the best k where it chose k = 1).
+    """
+    points = np.asarray(X, dtype=np.float32)
+    mean = points.mean(axis=0)
+    centred = points - mean
+    covariance = (centred.T @ centred).astype(np.float64) / max(len(points) - 1, 1)
+    variances, directions = np.linalg.eigh(covariance)
+    scales = np.sqrt(np.clip(variances, 0, None))
+    generator = np.random.default_rng([random_state, 1])  # a stream apart from the layer's own draws
+    drawn = ((generator.standard_normal(points.shape) * scales) @ directions.T + mean).astype(np.float32)
+    chosen = select_kmeans(drawn, k_range, random_state=random_state, **selection)
+    by_k = chosen.by_k()
+    best_k = chosen.n_clusters if chosen.n_clusters > 1 else int(by_k.silhouette.idxmax())
+    shares = np.bincount(chosen.labels) / len(drawn)
+    return int(max((shares >= min_share).sum(), 1)), float(by_k.silhouette_mean[best_k])
 
 
 def one_instance_per_type(types, *, random_state=None) -> np.ndarray:
@@ -272,7 +323,8 @@ def layer_geometry(X, types, positions, *, is_placeholder=None, instances=None, 
         over clusters, the authors') and ``s_inter_clusters_weighted`` (over the units: each type once,
         so a cluster weighs by the types it holds) / ``s_intra_clusters_weighted`` (by cluster size);
         ``first_position_share`` (the largest share of window-first tokens in any chosen cluster);
-        the four LID values.
+        the four LID values; ``gaussian_n_clusters`` and ``gaussian_silhouette``, the clusters'
+        control (:func:`gaussian_control`).
     selection : KMeansSelection
     clusters : pandas.DataFrame
         :func:`describe_clusters` of the chosen partition.
@@ -316,5 +368,8 @@ def layer_geometry(X, types, positions, *, is_placeholder=None, instances=None, 
         "first_position_share": float(described.first_position_share.max()) if selection.n_clusters > 1 else np.nan,
     }
     values.update(lid_variants(points, k=lid_k, queries=lid_queries, random_state=generator))
+    values["gaussian_n_clusters"], values["gaussian_silhouette"] = gaussian_control(
+        points, k_range, min_share=min_cluster_share, random_state=seed, n_init=n_init, sample_size=silhouette_sample,
+        fit_size=kmeans_fit_size)
     return values, selection, described, units
 
