@@ -326,7 +326,8 @@ def test_datasets_that_disagree_are_mixed_never_borderline():
     (["not reproduced"] * 6 + ["borderline"] * 2, "not reproduced"),  # 6 of 8 against, 2 within noise
     (["reproduced"] * 5 + ["not reproduced"], "mixed"),  # one dataset against is never outvoted
     (["reproduced", "reproduced", "borderline", "not comparable"], "reproduced"),
-    (["reproduced", "borderline"], "borderline"),  # no majority
+    (["reproduced", "borderline"], "mixed"),  # no majority: disagreement, not an interval across a threshold
+    (["borderline", "borderline", "not reproduced"], "borderline"),
     (["indistinguishable", "indistinguishable", "reproduced"], "indistinguishable"),
     (["not comparable", "not comparable"], "not comparable"),
 ])
@@ -621,8 +622,8 @@ def test_a_status_that_the_vectors_scale_decides_is_marked():
 
 
 @pytest.mark.parametrize("share, ratio, artefact", [
-    (0.9, 1.0, "90% of it is one token type"), (0.2, 8.0, "its median norm is 8 times the rest's"),
-    (0.2, 0.3, "its median norm is 0.3 times the rest's"), (0.3, 1.2, ""), (0.5, 2.0, "50% of it is one token type")])
+    (0.9, 1.0, "90% of it is one token type"), (0.2, 8.0, "its median norm is 8 times all the points' median"),
+    (0.2, 0.3, "its median norm is 0.3 times all the points' median"), (0.3, 1.2, ""), (0.5, 2.0, "50% of it is one token type")])
 def test_one_type_or_far_norm_groups_are_artefacts(share, ratio, artefact):
     from isolib.findings import artefact_reason
 

@@ -39,8 +39,8 @@ STATUS_MEANINGS = {
                   "control, judged by the same rule, does not",
     "indistinguishable": "this run meets the rule, but so does its control judged by the same rule on the same units: "
                          "the data cannot tell the claim from its control, and it is not counted as reproduced",
-    "mixed": "the datasets or corpora disagree: some reproduce the claim and some are against it (each one's status "
-             "is in the cell)",
+    "mixed": "the datasets or corpora disagree: some reproduce the claim and some are against it, or no status holds "
+             "on more than half of them (each one's status is in the cell)",
     "borderline": "the 95% bootstrap interval of the judged value (over its sampling unit: word types, sentence "
                   "pairs and seeds, windows, layers) crosses the rule's threshold, so the verdict could go either way",
     "not reproduced": "this run is comparable and fails the rule",
@@ -315,7 +315,7 @@ def judge_decoder_views(by_label: dict[str, Sequence[Finding]]) -> list[Finding]
 
 COMBINE_RULE = ("Judged on each {unit}; combined by one rule declared before the data: the common status where "
                 "every {unit} agrees; mixed where some reproduce it and some do not; otherwise the status of more "
-                "than half of them, else borderline.")
+                "than half of them, else mixed.")
 COMBINE_CHECK_RULE = "Judged on each {unit}; passed where every {unit} passes."
 
 
@@ -323,8 +323,8 @@ def combined_status(statuses: Sequence[str], kind: str) -> str:
     """The status of one claim over several datasets or corpora, by the rule of :data:`COMBINE_RULE`.
 
     "Not comparable" datasets are left out unless all are. Datasets that disagree, some reproducing
-    the claim and some not, are *mixed*, never *borderline*: borderline says only that an interval
-    crosses its threshold.
+    the claim and some not, or with no status on more than half of them, are *mixed*, never
+    *borderline*: borderline says only that an interval crosses its threshold.
     """
     comparable = [status for status in statuses if status != "not comparable"]
     if not comparable:
@@ -336,7 +336,7 @@ def combined_status(statuses: Sequence[str], kind: str) -> str:
     if "reproduced" in comparable and "not reproduced" in comparable:
         return "mixed"
     status, n = Counter(comparable).most_common(1)[0]
-    return status if n > len(comparable) / 2 else "borderline"
+    return status if n > len(comparable) / 2 else "mixed"
 
 
 def combine_datasets(by_dataset: dict[str, Sequence[Finding]], *, unit: str = "corpus") -> list[Finding]:

@@ -221,7 +221,7 @@ def proportion(passed, *, at_least: float) -> Verdict:
 # One rule for every study: a group of points that is an artefact of tokens or positions, not structure of the space.
 ARTEFACT_RULE = ("a group is an artefact group, described and never counted as structure of the space, when one "
                  "token type makes at least half of it (a placeholder, a punctuation mark, a start token) or its "
-                 "median norm is more than twice or less than half the median norm of the other points (the "
+                 "median norm is more than twice or less than half the median norm of all the points (the "
                  "attention sink)")
 
 
@@ -233,13 +233,14 @@ def artefact_reason(dominant_type_share: float, norm_ratio: float) -> str:
     dominant_type_share : float
         The share of the group's points that are its most frequent token type.
     norm_ratio : float
-        The group's median norm over the median norm of the points outside it.
+        The group's median norm over the median norm of all the points (of the layer). Against all the points,
+        not the others: a main cloud of 98% of the points facing a small sink keeps a ratio near 1.
     """
     reasons = []
     if dominant_type_share >= 0.5:
         reasons.append(f"{dominant_type_share:.0%} of it is one token type")
     if norm_ratio > 2 or norm_ratio < 0.5:
-        reasons.append(f"its median norm is {norm_ratio:.2g} times the rest's")
+        reasons.append(f"its median norm is {norm_ratio:.2g} times all the points' median")
     return " and ".join(reasons)
 
 

@@ -57,7 +57,7 @@ K-means runs ``n_init`` times per k, every run scored by silhouette, so the chos
 its spread over restarts. A chosen cluster below ``min_cluster_share`` of the tokens, or made mostly
 of window-first tokens or placeholder pieces, is an *outlier group*; the claims also set apart a
 cluster made mostly of one token type or whose median norm is more than twice or less than half the
-other clusters' (:func:`isolib.findings.artefact_reason`): together, *artefact groups*
+layer's (:func:`isolib.findings.artefact_reason`): together, *artefact groups*
 (:func:`~.claims.artefact_groups`). The space is "dominated by clusters" only where at least two
 clusters are not artefact groups, and only where the same selection on a Gaussian of each layer's
 mean and covariance (:func:`~.measures.gaussian_control`: the same spread, no clusters) does not

@@ -88,19 +88,19 @@ def artefact_groups(clusters: pd.DataFrame) -> pd.Series:
 
     One rule: an outlier group of :func:`~.measures.describe_clusters` (below ``min_cluster_share`` of the
     tokens, mostly window-first tokens or placeholder pieces), or an artefact group of
-    :func:`isolib.findings.artefact_reason` (mostly one token type, or norms far from the other clusters').
+    :func:`isolib.findings.artefact_reason` (mostly one token type, or norms far from the layer's).
 
     Parameters
     ----------
     clusters : pandas.DataFrame
-        :attr:`~.compute.ModelGeometry.clusters` rows (``why``, ``dominant_type_share``, ``norm_ratio_rest``).
+        :attr:`~.compute.ModelGeometry.clusters` rows (``why``, ``dominant_type_share``, ``norm_ratio``).
 
     Returns
     -------
     pandas.Series of str, aligned with ``clusters``
     """
     return pd.Series([", ".join(filter(None, [row.why,
-                                              artefact_reason(row.dominant_type_share, row.norm_ratio_rest)]))
+                                              artefact_reason(row.dominant_type_share, row.norm_ratio)]))
                       for row in clusters.itertuples()], index=clusters.index, dtype=object)
 
 

@@ -106,7 +106,7 @@ def lid_variants(X, *, k: int = 100, queries: int | None = 2000, random_state=No
 
 
 CLUSTER_COLUMNS = ["cluster", "size", "share", "first_position_share", "placeholder_share", "norm_ratio",
-                   "norm_ratio_rest", "n_types", "dominant_type_share", "top_types", "outlier_group", "why"]
+                   "n_types", "dominant_type_share", "top_types", "outlier_group", "why"]
 
 
 def describe_clusters(X, labels, types, positions, is_placeholder=None, *, min_share: float = 0.01,
@@ -136,8 +136,7 @@ def describe_clusters(X, labels, types, positions, is_placeholder=None, *, min_s
     -------
     pandas.DataFrame, one row per cluster, largest first
         ``cluster``, ``size``, ``share`` (of the tokens), ``first_position_share``, ``placeholder_share``,
-        ``norm_ratio`` (median norm of its tokens over the median norm of the layer), ``norm_ratio_rest``
-        (over the median norm of the other clusters' tokens; NaN with one cluster), ``n_types``,
+        ``norm_ratio`` (median norm of its tokens over the median norm of the layer), ``n_types``,
         ``dominant_type_share`` (share of its tokens of its most frequent type), ``top_types`` (e.g.
         ``"the 12%, of 6%"``: share of the cluster's tokens), ``outlier_group`` (bool) and ``why`` ("" for
         a cluster).
@@ -161,18 +160,11 @@ def describe_clusters(X, labels, types, positions, is_placeholder=None, *, min_s
             "cluster": int(cluster), "size": int(members.sum()), "share": float(share),
             "first_position_share": float(first), "placeholder_share": float(placeholders),
             "norm_ratio": float(np.median(norms[members]) / layer_median) if layer_median > 0 else np.nan,
-            "norm_ratio_rest": _median_ratio(norms[members], norms[~members]),
             "n_types": len(counts), "dominant_type_share": float(counts.iloc[0] / members.sum()),
             "top_types": ", ".join(f"{name} {count / members.sum():.0%}" for name, count in counts.head(n_top_types).items()),
             "outlier_group": bool(why) and len(np.unique(labels)) > 1, "why": why if len(np.unique(labels)) > 1 else "",
         })
     return pd.DataFrame(records).sort_values("size", ascending=False, ignore_index=True)
-
-
-def _median_ratio(inside: np.ndarray, rest: np.ndarray) -> float:
-    """Median of ``inside`` over the median of ``rest``; NaN where ``rest`` is empty or its median is 0."""
-    below = float(np.median(rest)) if len(rest) else 0.0
-    return float(np.median(inside)) / below if below > 0 else np.nan
 
 
 def gaussian_control(X, k_range, *, min_share: float, random_state: int, **selection) -> tuple[int, float]:
