@@ -344,19 +344,22 @@ def _stored_values():
                              "mev": [0.1, 1 / 3]}, index=pd.Index(["cat", "mat"], name="word"))
     per_layer = pd.DataFrame({"model": ["smollm2 (start token)"] * 2, "layer": [0, 1], "mean_norm": [1e300, -0.0]})
     per_sentence = pd.Series([0.5, np.nan], index=pd.Index([3, 7], name="sentence_id"), name="intra_similarity")
+    baselines = pd.DataFrame({"baseline_cosine": [0.25, 0.5], "mev_baseline": [0.125, np.nan]},
+                             index=pd.Index([0, 1], name="draw"))
     return {
         "rajaee_sts_rows": {"method": "GMM", "seed": np.nan, "pearson": np.float64(0.98), "spearman": 1.96,
                             "iw_tokens": np.float32(0.5)},
         "rajaee_sweep": np.float64(65.43210987654321),
         "rajaee_finetune": (0.875, pd.DataFrame({"layer": [1, 2], "processed": [False, True], "i_w": [0.1, 0.2]})),
         "rajaee_finetune without geometry": (0.5, None),
-        "ethayarajh_layers": LayerStatistics({"n_words": 2, "mev": 0.1, "mean_norm": float("inf")}, per_word,
-                                             per_sentence),
+        "ethayarajh_layers": LayerStatistics({"n_words": 2, "mev": 0.1, "mean_norm": float("inf")}, baselines,
+                                             per_word, per_sentence),
         "ethayarajh_views": ViewTables("smollm2", "a" * 32, True, (0, 12, 30), 31, 100, 80, 5, 40,
                                        pd.Series([1.0, 165.2], index=pd.Index([0, 12], name="layer"),
                                                  name="first_position_norm_ratio"),
                                        per_layer, per_word.reset_index().assign(layer=0),
                                        per_sentence.reset_index().assign(model="smollm2", layer=0),
+                                       baselines.reset_index().assign(model="smollm2", layer=0),
                                        pd.DataFrame({"model": pd.Categorical(["a", "b"]), "value": [1, 2]})),
         "containers": {"points": np.arange(6.0).reshape(3, 2), "words": np.array(["a", 1, None], dtype=object),
                        3: [1, "x", None, True], ("a", 1): pd.Series([1, None], dtype="Int64"),

@@ -11,6 +11,7 @@ import scipy.linalg
 from isolib import datasets
 from isolib.evaluation import WordVectors
 from isolib.findings import STATUSES
+from isolib.metrics import anisotropy_baseline, mev_baseline
 from isolib.studies.ethayarajh_contextuality import claims, figures, settings, static_vectors
 from isolib.studies.ethayarajh_contextuality import compute as contextuality
 from isolib.studies.ethayarajh_contextuality.compute import (
@@ -198,6 +199,26 @@ def test_context_specific_words_have_low_self_similarity_and_mev():
     assert lowest.words.tolist() == ["the"] and lowest.stopword_share.tolist() == [1.0]
 
 
+def test_the_baselines_are_drawn_again_independently():
+    tokens = make_tokens([[f"w{i}" for i in range(8)] for _ in range(30)])
+    layer = np.random.default_rng(0).normal(size=(len(tokens), 16)).astype(np.float32) + 0.5
+    index = occurrence_index(tokens)
+    result = layer_statistics(index, layer, n_samples=50, random_state=3, n_draws=4)
+    baselines = result.baselines
+    assert baselines.index.name == "draw" and list(baselines.index) == [0, 1, 2, 3]
+    # Draw 0 is the summary's, and each draw d is what the metrics give with the seed random_state + d.
+    vectors, contexts = index.vectors(layer), index.occurrences.sentence_id.to_numpy()
+    for draw in range(4):
+        assert baselines.baseline_cosine[draw] == pytest.approx(
+            anisotropy_baseline(vectors, contexts, n_samples=50, random_state=3 + draw))
+        assert baselines.mev_baseline[draw] == pytest.approx(mev_baseline(vectors, n_samples=50, random_state=3 + draw))
+    assert result.summary["baseline_cosine"] == baselines.baseline_cosine[0]
+    assert result.summary["mev_baseline"] == baselines.mev_baseline[0]
+    assert result.summary["mev_centred_baseline"] == pytest.approx(
+        mev_baseline(vectors, n_samples=50, centered=True, random_state=3))
+    assert baselines.baseline_cosine.nunique() == 4  # independent draws differ
+
+
 # --------------------------------------------------------------------------- PC static embeddings
 
 
@@ -228,6 +249,7 @@ def test_the_measures_are_the_same_without_stored_special_tokens(minilm, cache_d
         ours, reference = (layer_statistics(occurrence_index(e.tokens, unit=unit, min_contexts=2), e.layer(layer),
                                             n_samples=20) for e in (content, every))
         assert ours.summary == reference.summary
+        pd.testing.assert_frame_equal(ours.baselines, reference.baselines)
         pd.testing.assert_frame_equal(ours.per_word, reference.per_word)
     pd.testing.assert_series_equal(first_position_norm_ratio(content), first_position_norm_ratio(every))
     pd.testing.assert_frame_equal(anisotropy_by_layer(content, n_samples=20), anisotropy_by_layer(every, n_samples=20))
@@ -363,9 +385,19 @@ def per_word_table(per_layer, words=("the", "of", "dog"), deltas=(-0.02, -0.01, 
                          for row in per_layer.itertuples() for rank, (word, delta) in enumerate(zip(words, deltas))])
 
 
+def baselines_of(per_layer, *shifts):
+    """The baselines of each draw: draw 0 the per-layer table's, draw d its baselines plus ``shifts[d - 1]``."""
+    draw = per_layer[["model", "layer", "baseline_cosine", "mev_baseline"]]
+    return pd.concat([draw.assign(draw=0), *(draw.assign(draw=d, baseline_cosine=draw.baseline_cosine + np.asarray(
+        shift), mev_baseline=draw.mev_baseline + np.asarray(shift)) for d, shift in enumerate(shifts, start=1))],
+        ignore_index=True)[["model", "layer", "draw", "baseline_cosine", "mev_baseline"]]
+
+
 def evidence_of(per_layer, per_word, *, n_lowest=10, **more):
-    """The evidence the claims read: the tables given, the words of lowest self-similarity drawn from ``per_word``."""
-    return {"run": {"n_lowest": n_lowest, "min_coverage": 0.25}, "per_layer": per_layer, "per_word": per_word,
+    """The evidence the claims read: the tables given, the words of lowest self-similarity drawn from ``per_word``,
+    one draw of the baselines (``per_layer``'s) unless ``baselines`` is given."""
+    return {"run": {"n_lowest": n_lowest, "min_coverage": 0.25}, "per_layer": per_layer,
+            "baselines": baselines_of(per_layer), "per_word": per_word,
             "lowest": lowest_self_similarity(per_word, n_words=n_lowest), **more}
 
 
@@ -401,7 +433,7 @@ def test_the_claims_apply_the_stated_rules():
     # The per-type claims carry an interval over word types.
     assert "[95% CI" in by_key["Self-similarity falls with depth", "gpt2"].ours
     assert "Threshold ours" in by_key["Self-similarity falls with depth", "gpt2"].rule
-    assert by_key["Self-similarity falls with depth", "gpt2"].sampling_unit == "word types"
+    assert by_key["Self-similarity falls with depth", "gpt2"].sampling_unit == "word types and baseline draws"
     assert by_key["Stopwords have the lowest self-similarity", "minilm"].sampling_unit == "layers"
 
 
@@ -449,6 +481,32 @@ def test_claims_about_layers_leave_the_input_layer_out():
     # A negative adjusted intra-sentence similarity at the input layer does not count against BERT's finding.
     assert by_key[("BERT: same-sentence words grow apart in upper layers but stay more similar than "
                    "random words", "minilm")].status == "reproduced"
+
+
+def test_intervals_on_adjusted_measures_cover_the_baselines_draws():
+    # Self-similarity falls with the baseline of draw 0 (the per-layer table's); in nine other draws the baseline
+    # falls faster than the raw self-similarity, so the adjusted one rises.
+    per_layer = per_layer_table("minilm", [0.05, 0.1, 0.1, 0.1, 0.1], [0.8, 0.8, 0.7, 0.6, 0.5],
+                                [0.4, 0.3, 0.2, 0.1, 0.1], [0.01] * 5)
+    per_word = per_word_table(per_layer)
+    name = "Self-similarity falls with depth"
+    held = by_claim(claims.findings(evidence_of(per_layer, per_word, n_lowest=2)))[name, "minilm"]
+    # One draw: the word types alone keep the order of the layers, so the interval cannot move.
+    assert (held.status, held.value, held.interval) == ("reproduced", -1.0, (-1.0, -1.0))
+    assert "degenerate interval" in held.marks
+    varied = baselines_of(per_layer, *[[0.0, 0.5, 0.3, 0.1, -0.1]] * 9)
+    crossed = by_claim(claims.findings(evidence_of(per_layer, per_word, n_lowest=2, baselines=varied)))
+    finding = crossed[name, "minilm"]
+    assert finding.value == -1.0 and finding.interval == (-1.0, 1.0) and finding.status == "borderline"
+    assert "one of the baseline's 10 independent draws" in finding.rule
+    assert finding.sampling_unit == "word types and baseline draws"
+    # The MEV claims set against the baseline cross its draws too; those on the raw MEV do not.
+    lowered = by_claim(claims.findings(evidence_of(per_layer, per_word, n_lowest=2,
+                                                   baselines=baselines_of(per_layer, *[[-0.1] * 5] * 9))))
+    mev = lowered["Less than 5% of a word's variance is explained by a static embedding", "minilm"]
+    assert mev.status == "borderline" and "one of the baseline's 10 independent draws" in mev.rule
+    raw = lowered["BERT: raw MEV below 5% in every layer", "minilm"]
+    assert raw.status == "reproduced" and "draws" not in raw.rule
 
 
 def test_bert_exceptions_at_the_top_are_judged_against_the_same_comparison_one_layer_lower():
@@ -572,6 +630,31 @@ def test_table1_scores_each_benchmark_with_the_layer_chosen_on_the_others():
         "Table 1: lower layers give better PC static embeddings than upper layers")} == {"not comparable"}
 
 
+def test_table1_judges_the_input_layer_by_the_same_rule_as_its_control():
+    per_layer = per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4], [0.9, 0.7, 0.5, 0.3], [0.4, 0.3, 0.2, 0.1], [0.01] * 4)
+    name = "Table 1: PC static embeddings beat GloVe on most benchmarks", "minilm"
+    scores = {"layer 1": [0.6] * 4, "layer 3": [0.5] * 4, "toy (same words)": [0.4] * 4}
+    statuses = {}
+    for case, input_scores in {"no context loses": [0.3] * 4, "no context wins too": [0.3, 0.45, 0.45, 0.45]}.items():
+        table1 = table1_rows("minilm", {"layer 0": input_scores, **scores})
+        found = by_claim(claims.findings(evidence_of(per_layer, per_word_table(per_layer), n_lowest=2, table1=table1)))
+        statuses[case] = found[name]
+    assert statuses["no context loses"].status == "reproduced"
+    assert statuses["no context loses"].control_status == "fails"
+    assert statuses["no context loses"].ours.endswith("; the input layer (layer 0) in 0 of 4")
+    assert statuses["no context wins too"].status == "indistinguishable"
+    assert statuses["no context wins too"].control_value == 0.75
+    # The input layer never takes part in the layers' own comparisons.
+    lower = by_claim(claims.findings(evidence_of(per_layer, per_word_table(per_layer), n_lowest=2, table1=table1)))[
+        "Table 1: lower layers give better PC static embeddings than upper layers", "minilm"]
+    assert lower.ours.startswith("mean score layer 1 0.600 vs layer 3 0.500")
+    # Without layer 0 among Table 1's layers the control is not judged, and the line says so.
+    table1 = table1_rows("minilm", scores)
+    found = by_claim(claims.findings(evidence_of(per_layer, per_word_table(per_layer), n_lowest=2, table1=table1)))
+    assert found[name].status == "reproduced" and found[name].control_status == ""
+    assert "table1_layers has no 0" in found[name].control
+
+
 def test_the_slides_nouns_and_verbs_are_judged_against_words_of_the_same_frequencies():
     # MEV falls with the number of contexts alone: rare words beat frequent ones whatever their part of speech.
     per_layer = per_layer_table("minilm", [0.05, 0.2, 0.3, 0.4], [0.9, 0.7, 0.5, 0.3], [0.4, 0.3, 0.2, 0.1], [0.01] * 4)
@@ -584,6 +667,14 @@ def test_the_slides_nouns_and_verbs_are_judged_against_words_of_the_same_frequen
         "Slides: a concrete noun's MEV stays high, a frequent verb's is lower", "minilm"]
     assert finding.status == "indistinguishable" and finding.control_status == "passes"
     assert "frequency-matched pairs 100% (table/thing 100%, chair/way 100%)" in finding.ours
+    # A noun and a verb in as many contexts are matched with two different words, never one word twice.
+    equal = per_word.assign(n_contexts=per_word.n_contexts.where(~per_word.word.isin(["go", "take"]), 6))
+    finding = by_claim(claims.findings(evidence_of(per_layer, equal, n_lowest=2, example_pairs=pairs)))[
+        "Slides: a concrete noun's MEV stays high, a frequent verb's is lower", "minilm"]
+    assert "frequency-matched pairs" in finding.ours and "table/table" not in finding.ours
+    matched = finding.ours.split("frequency-matched pairs ")[1]
+    assert all(pair.split()[0].split("/")[0] != pair.split()[0].split("/")[1]
+               for pair in matched[matched.index("(") + 1:-1].split(", "))
 
 
 def test_views_of_the_first_position_keep_their_paper_model():
@@ -593,14 +684,31 @@ def test_views_of_the_first_position_keep_their_paper_model():
 
 
 def test_example_word_pairs_follow_the_stated_rule():
-    wordnet = pd.DataFrame({"word": ["guitar", "battery", "go", "go", "talks", "take", "take", "dog", "dog", "piano"],
-                            "pos": ["noun", "noun", "noun", "verb", "noun", "noun", "verb", "noun", "verb", "noun"],
-                            "n_senses": [1, 7, 4, 30, 1, 1, 42, 7, 3, 2]})
-    per_word = pd.DataFrame({"word": ["Guitar", "battery", "go", "talks", "take", "dog", "piano", "the"],
-                             "n_contexts": [50, 90, 80, 70, 60, 100, 10, 500]})
-    # battery: 7 senses; talks: an inflected form; dog: also a verb; the: not in WordNet.
-    assert contextuality.example_word_pairs(per_word, wordnet) == [("Guitar", "go"), ("piano", "take")]
-    assert contextuality.example_word_pairs(per_word, wordnet, n_pairs=1) == [("Guitar", "go")]
+    senses = {("guitar", "noun"): 1, ("car", "noun"): 5, ("syria", "noun"): 1, ("battery", "noun"): 7,
+              ("talks", "noun"): 1, ("led", "noun"): 1, ("dog", "noun"): 7, ("dog", "verb"): 3, ("piano", "noun"): 2,
+              ("piano", "adverb"): 1, ("apple", "noun"): 2, ("go", "noun"): 4, ("go", "verb"): 30,
+              ("make", "verb"): 49, ("run", "noun"): 16, ("run", "verb"): 41, ("hold", "noun"): 8,
+              ("hold", "verb"): 45, ("free", "adjective"): 15, ("free", "verb"): 10, ("close", "adjective"): 21,
+              ("close", "verb"): 17, ("pass", "verb"): 24, ("pass", "noun"): 9}
+    wordnet = pd.DataFrame([{"word": word, "pos": pos, "n_senses": n} for (word, pos), n in senses.items()])
+    supersenses = pd.DataFrame({"word": ["guitar", "car", "syria", "battery", "battery", "talks", "led", "dog", "piano",
+                                         "apple", "apple"],
+                                "supersense": ["noun.artifact", "noun.artifact", "noun.location", "noun.artifact",
+                                               "noun.group", "noun.artifact", "noun.artifact", "noun.animal",
+                                               "noun.artifact", "noun.food", "noun.plant"]})
+    contexts = {"syria": 300, "Guitar": 250, "car": 200, "battery": 190, "talks": 180, "led": 170, "dog": 160,
+                "piano": 150, "apple": 40, "go": 400, "make": 210, "run": 120, "hold": 195, "free": 200, "close": 205,
+                "pass": 35, "the": 500}
+    per_word = pd.DataFrame({"word": list(contexts), "n_contexts": list(contexts.values())})
+    # Nouns: car and apple (all senses concrete); not syria (a location), Guitar (capitalised), battery (also a
+    # group), talks and led (inflected forms), dog (also a verb), piano (also an adverb). Verbs: hold, run, pass;
+    # not go and make (light verbs), free (more often an adjective), close (as often an adjective).
+    # Each noun takes the verb of nearest number of contexts: car (200) hold (195), apple (40) pass (35).
+    assert contextuality.example_word_pairs(per_word, wordnet, supersenses) == [("car", "hold"), ("apple", "pass")]
+    assert contextuality.example_word_pairs(per_word, wordnet, supersenses, n_pairs=1) == [("car", "hold")]
+    # A verb is paired once: apple in 196 contexts is nearest hold, which car took; it takes run, the next nearest.
+    frequent_apple = per_word.assign(n_contexts=per_word.n_contexts.where(per_word.word != "apple", 196))
+    assert contextuality.example_word_pairs(frequent_apple, wordnet, supersenses) == [("car", "hold"), ("apple", "run")]
 
 
 def test_table1_wide_keeps_the_order_of_rows_and_benchmarks():
@@ -625,7 +733,7 @@ TOY_STATIC = WordVectors(["cat", "dog", "man", "mat", "rain", "guitar"], np.rand
 
 def _contextuality_tables(model, **options):
     return contextuality.contextuality_tables(model, TINY_SENTENCES, layers=[0, 1, -1], min_contexts=2, n_samples=20,
-                                              table1_layers=[1, -1], static=TOY_STATIC, static_name="toy", **options)
+                                              table1_layers=[0, 1, -1], static=TOY_STATIC, static_name="toy", **options)
 
 
 def _embedding_entries(cache_dir):
@@ -658,16 +766,18 @@ def test_stored_tables_are_the_stepwise_ones_and_free_the_embeddings(tiny_models
         embeddings = embed(decoder, TINY_SENTENCES, layers=[0, 1, -1], dtype="float16", keep_special=False,
                            first_position=first_position)
         index = occurrence_index(embeddings.tokens, min_contexts=2)
-        per_layer, per_word, per_sentence = contextuality.contextuality_by_layer(embeddings, index, n_samples=20)
+        per_layer, per_word, per_sentence, baselines = contextuality.contextuality_by_layer(embeddings, index,
+                                                                                             n_samples=20)
         ours = tables[label]
         pd.testing.assert_frame_equal(ours.per_layer.drop(columns=["model", "first_position_norm_ratio"]),
                                       per_layer.drop(columns="model"))
         pd.testing.assert_frame_equal(ours.per_word.drop(columns="model"), per_word.drop(columns="model"))
         pd.testing.assert_frame_equal(ours.per_sentence.drop(columns="model"), per_sentence.drop(columns="model"))
-        assert (ours.per_sentence.model == label).all()
+        pd.testing.assert_frame_equal(ours.baselines.drop(columns="model"), baselines.drop(columns="model"))
+        assert (ours.per_sentence.model == label).all() and (ours.baselines.model == label).all()
         pd.testing.assert_series_equal(ours.norm_ratio, first_position_norm_ratio(embeddings))
         assert ours.n_tokens == len(embeddings.tokens) and ours.n_kept == int(index.occurrences.kept.sum())
-        table1 = static_vectors.static_embedding_table(embeddings, index, sorted({1, embeddings.n_layers - 1}),
+        table1 = static_vectors.static_embedding_table(embeddings, index, sorted({0, 1, embeddings.n_layers - 1}),
                                                        TOY_STATIC, static_name="toy")
         pd.testing.assert_frame_equal(ours.table1.drop(columns="model"), table1.drop(columns="model"))
 
@@ -714,13 +824,15 @@ def whole_evidence():
     table1 = pd.DataFrame([{"model": label, "embedding": embedding, "layer": layer, "benchmark": benchmark,
                             "score": score + 0.01 * i, "coverage": 0.5}
                            for label, shift in zip(labels, [0.2, 0.0, 0.05])
-                           for embedding, layer, score in [("layer 1", 1.0, 0.5 + shift), ("layer 3", 3.0, 0.4 + shift),
+                           for embedding, layer, score in [("layer 0", 0.0, 0.3), ("layer 1", 1.0, 0.5 + shift),
+                                                           ("layer 3", 3.0, 0.4 + shift),
                                                            ("toy (same words)", np.nan, 0.45)]
                            for i, benchmark in enumerate(benchmarks)])
     run = {"profile": "quick", "models": ["minilm", "smollm2"], "corpus": "sts", "n_sentences": 3, "unit": "token",
            "min_contexts": 5, "n_samples": 1000, "max_occurrences": 0, "decoder_views": ["start_token"],
            "static_baseline": "toy", "n_lowest": 2, "min_coverage": 0.25, "wall_minutes": 0.25, "peak_gib": 1.5}
-    return {**evidence_of(per_layer, per_word, n_lowest=2), "run": run, "per_sentence": per_sentence,
+    return {**evidence_of(per_layer, per_word, n_lowest=2, baselines=baselines_of(per_layer, 0.01, -0.01)), "run": run,
+            "per_sentence": per_sentence,
             "example_pairs": {label: [("battery", "go"), ("dog", "of")] for label in labels}, "table1": table1}
 
 
@@ -762,12 +874,12 @@ def test_the_stored_evidence_is_judged_again_to_the_same_record(tmp_path, few_re
 
 def test_a_notebook_section_is_judged_on_the_evidence_computed_so_far(few_resamples):
     evidence = whole_evidence()
-    partial = {name: evidence[name] for name in ("run", "per_layer", "per_word", "lowest")}
+    partial = {name: evidence[name] for name in ("run", "per_layer", "baselines", "per_word", "lowest")}
     claims_judged = {f.finding for f in claims.findings(partial)}
     assert not any(claim.startswith(("Table 1", "Slides: a concrete noun")) for claim in claims_judged)
     assert "Anisotropy grows with depth" in claims_judged
     with pytest.raises(KeyError):  # a section that has not computed what it judges is a mistake, not a skip
-        claims.findings({name: evidence[name] for name in ("run", "per_layer", "per_word")})
+        claims.findings({name: evidence[name] for name in ("run", "per_layer", "baselines", "per_word")})
 
 
 def test_stored_steps_are_keyed_by_the_computation_alone():

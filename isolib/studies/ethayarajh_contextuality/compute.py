@@ -6,15 +6,17 @@ paper's measures with :mod:`isolib.metrics`, and the PC static vectors of its Ta
 (:mod:`~isolib.studies.ethayarajh_contextuality.static_vectors`):
 
 * :func:`layer_statistics` / :func:`contextuality_by_layer` -- SelfSim per word type, IntraSim per
-  sentence and MEV per word type, raw and adjusted for anisotropy, with the baselines of each layer;
+  sentence and MEV per word type, raw and adjusted for anisotropy, with the baselines of each layer
+  from several independent draws of occurrences;
 * :func:`contextuality_tables` -- every table of one model's views, stored in the cache
   (:func:`isolib.steps.memoized`) so that its embeddings can be deleted once they are;
 * :func:`lowest_self_similarity` and :func:`example_word_pairs` -- the words the stopword finding and
-  the slides' per-word MEV finding read.
+  the slides' per-word MEV finding read (concrete nouns against polysemous verbs of about as many contexts).
 
 These tables are the study's *evidence*: per (view, layer) the baselines and means (``per_layer``), per
-(view, layer, word type) SelfSim and MEV (``per_word``), per (view, layer, sentence) IntraSim
-(``per_sentence``), per (view, embedding, benchmark) Table 1's scores; every interval of
+(view, layer, draw) the baselines of each random draw (``baselines``), per (view, layer, word type)
+SelfSim and MEV (``per_word``), per (view, layer, sentence) IntraSim (``per_sentence``), per (view,
+embedding, benchmark) Table 1's scores; every interval of
 :mod:`~isolib.studies.ethayarajh_contextuality.claims` is recomputed from them. A stored step is keyed by
 this module's code and the code it imports (:func:`isolib.computation.computation_digest`), never by its
 prose, nor by the claims, figures or settings.
@@ -33,6 +35,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from isolib import datasets
 from isolib._blas import one_blas_thread
+from isolib._checks import rng, sample_rows
 from isolib.embed import check_views, embed, first_position_norm_ratio
 from isolib.evaluation import WordVectors
 from isolib.integrity import cache_root, remove_entry
@@ -57,6 +60,8 @@ from isolib.views import View
 
 __all__ = [
     "STOPWORDS",
+    "LIGHT_VERBS",
+    "CONCRETE_SUPERSENSES",
     "corpus_sentences",
     "LayerStatistics",
     "layer_statistics",
@@ -70,6 +75,14 @@ __all__ = [
 
 # scikit-learn's English stop-word list (318 words), for the paper's "stopwords" finding.
 STOPWORDS = frozenset(ENGLISH_STOP_WORDS)
+# Verbs whose meaning is mostly carried by their object ("make a decision", "take a walk"), left out of the
+# per-word MEV finding's verbs with the stopwords (scikit-learn's list has be, do, get, give, go, have, keep,
+# put, take).
+LIGHT_VERBS = frozenset({"be", "come", "do", "get", "give", "go", "have", "keep", "let", "make", "put", "set", "take"})
+# WordNet noun supersenses (lexicographer files) of things one can touch: the per-word MEV finding's nouns have
+# only senses among them (noun.location, where country names are, and noun.object, where continents are, are not).
+CONCRETE_SUPERSENSES = frozenset({"noun.animal", "noun.artifact", "noun.body", "noun.food", "noun.plant",
+                                  "noun.substance"})
 
 
 def corpus_sentences(corpus: str = "sts") -> list[str]:
@@ -104,6 +117,9 @@ class LayerStatistics:
         ``mev_authors_adjusted``, the authors' code's mixed estimator (centred word MEV minus the
         *uncentred* baseline, REFERENCE.md 01); and ``mean_norm``, the mean norm of the
         occurrence vectors.
+    baselines : pandas.DataFrame indexed by draw
+        ``baseline_cosine`` and ``mev_baseline`` (uncentred) of each independent draw of occurrences;
+        draw 0 is the one of ``summary``.
     per_word : pandas.DataFrame indexed by word
         ``n_contexts``, ``self_similarity``, ``mev``, ``mev_centred`` (raw).
     per_sentence : pandas.Series indexed by sentence_id
@@ -111,6 +127,7 @@ class LayerStatistics:
     """
 
     summary: dict
+    baselines: pd.DataFrame
     per_word: pd.DataFrame
     per_sentence: pd.Series
 
@@ -122,8 +139,26 @@ def _mev_centred(block: np.ndarray) -> float:
     return mev(block, centered=True)
 
 
+def _baseline_draws(vectors: np.ndarray, contexts: np.ndarray, *, n_samples: int, n_draws: int,
+                    random_state: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """Both baselines of one layer from ``n_draws`` independent draws of ``n_samples`` occurrences.
+
+    Draw ``d`` draws its occurrences as :func:`isolib.metrics.anisotropy_baseline` and
+    :func:`isolib.metrics.mev_baseline` do with the seed ``random_state + d`` (so draw 0 gives their values
+    with ``random_state``), and both baselines are computed on the same occurrences. Returns the table (one
+    row per draw) and the rows of draw 0.
+    """
+    rows, draws = [], []
+    for draw in range(n_draws):
+        drawn = sample_rows(len(vectors), n_samples, rng(random_state + draw))
+        rows.append({"baseline_cosine": anisotropy_baseline(vectors[drawn], contexts[drawn], n_samples=n_samples),
+                     "mev_baseline": mev_baseline(vectors[drawn], n_samples=n_samples)})
+        draws.append(drawn)
+    return pd.DataFrame(rows).rename_axis("draw"), draws[0]
+
+
 def layer_statistics(index: OccurrenceIndex, layer_array, *, n_samples: int = 1000,
-                     max_occurrences: int | None = None, random_state: int = 0) -> LayerStatistics:
+                     max_occurrences: int | None = None, random_state: int = 0, n_draws: int = 10) -> LayerStatistics:
     """Ethayarajh's contextuality measures of one layer, raw and adjusted for anisotropy.
 
     * ``SelfSim(w)``: :func:`isolib.metrics.self_similarity` over the occurrences of ``w`` in
@@ -135,7 +170,9 @@ def layer_statistics(index: OccurrenceIndex, layer_array, *, n_samples: int = 10
     * Baselines: ``n_samples`` occurrences drawn uniformly from all occurrences of the layer;
       :func:`isolib.metrics.anisotropy_baseline` (mean cosine over the pairs from different
       sentences) and :func:`isolib.metrics.mev_baseline` on the *same* draw. Adjusted = raw minus
-      the baseline of the same layer. Means are unweighted over words (or sentences).
+      the baseline of the same layer. Means are unweighted over words (or sentences). Both baselines are
+      also computed from ``n_draws - 1`` further independent draws (:attr:`LayerStatistics.baselines`), so
+      that an interval can cover the baseline's sampling too.
 
     Parameters
     ----------
@@ -147,8 +184,11 @@ def layer_statistics(index: OccurrenceIndex, layer_array, *, n_samples: int = 10
         MEV of a word uses at most this many of its occurrences, drawn uniformly (None: all);
         SelfSim is exact over all occurrences at any frequency.
     random_state : int
-        Seed of the baseline draw and of the MEV subsample. With the same seed, every layer draws
-        the same occurrences, so differences between layers are not sampling noise.
+        Seed of the baseline draw and of the MEV subsample (draw ``d`` of the baselines: ``random_state + d``).
+        With the same seed, every layer draws the same occurrences, so differences between layers are not
+        sampling noise.
+    n_draws : int
+        Independent draws of the baselines' occurrences (the first is the summary's).
 
     Returns
     -------
@@ -160,9 +200,10 @@ def layer_statistics(index: OccurrenceIndex, layer_array, *, n_samples: int = 10
     words = index.occurrences.word.to_numpy()[kept]
 
     with one_blas_thread():
-        baseline_cosine = anisotropy_baseline(vectors, contexts, n_samples=n_samples, random_state=random_state)
-        baseline_mev = mev_baseline(vectors, n_samples=n_samples, random_state=random_state)
-        baseline_mev_centred = mev_baseline(vectors, n_samples=n_samples, centered=True, random_state=random_state)
+        baselines, drawn = _baseline_draws(vectors, contexts, n_samples=n_samples, n_draws=n_draws,
+                                           random_state=random_state)
+        baseline_cosine, baseline_mev = map(float, baselines.loc[0, ["baseline_cosine", "mev_baseline"]])
+        baseline_mev_centred = mev_baseline(vectors[drawn], n_samples=n_samples, centered=True)
         self_sim = self_similarity(vectors[kept], words, contexts[kept]).reindex(index.words)
         intra_sim = intra_similarity(vectors, contexts)
         blocks = list(word_blocks(index, vectors, max_occurrences, random_state))
@@ -191,7 +232,8 @@ def layer_statistics(index: OccurrenceIndex, layer_array, *, n_samples: int = 10
         "mev_centred_adjusted": float(per_word.mev_centred.mean() - baseline_mev_centred),
         "mev_authors_adjusted": float(per_word.mev_centred.mean() - baseline_mev),
     }
-    return LayerStatistics(summary, per_word, intra_sim.rename_axis("sentence_id").rename("intra_similarity"))
+    return LayerStatistics(summary, baselines, per_word,
+                           intra_sim.rename_axis("sentence_id").rename("intra_similarity"))
 
 
 # What a stored step depends on besides its inputs (:func:`isolib.steps.memoized`): this module's code and the
@@ -201,7 +243,7 @@ _CODE = (sys.modules[__name__],)
 
 def contextuality_by_layer(embeddings, index: OccurrenceIndex, *, n_samples: int = 1000,
                            max_occurrences: int | None = None, random_state: int = 0,
-                           resume: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+                           resume: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """:func:`layer_statistics` for every stored layer of one model.
 
     Parameters
@@ -225,6 +267,9 @@ def contextuality_by_layer(embeddings, index: OccurrenceIndex, *, n_samples: int
         One row per (layer, word): ``model``, ``layer``, ``word`` and the per-word columns.
     per_sentence : pandas.DataFrame
         One row per (layer, sentence): ``model``, ``layer``, ``sentence_id``, ``intra_similarity`` (raw).
+    baselines : pandas.DataFrame
+        One row per (layer, draw): ``model``, ``layer``, ``draw``, ``baseline_cosine``, ``mev_baseline``
+        (:attr:`LayerStatistics.baselines`).
     """
     options = {"n_samples": n_samples, "max_occurrences": max_occurrences, "random_state": random_state}
     occurrences = index.occurrences
@@ -232,7 +277,7 @@ def contextuality_by_layer(embeddings, index: OccurrenceIndex, *, n_samples: int
                 "words": occurrences.word.to_numpy(dtype=object), "sentence_id": occurrences.sentence_id.to_numpy(),
                 "n_pieces": occurrences.n_pieces.to_numpy(), "kept": occurrences.kept.to_numpy(),
                 "piece_rows": index.piece_rows, "unit": index.unit, "options": options}
-    rows, words, sentences = [], [], []
+    rows, words, sentences, baselines = [], [], [], []
     for layer in embeddings.layers:
         def compute(layer=layer) -> LayerStatistics:
             return layer_statistics(index, embeddings.layer(layer), **options)
@@ -241,9 +286,12 @@ def contextuality_by_layer(embeddings, index: OccurrenceIndex, *, n_samples: int
         rows.append({"model": embeddings.model, "layer": layer, "n_layers": embeddings.n_layers, **result.summary})
         words.append(result.per_word.reset_index().assign(model=embeddings.model, layer=layer))
         sentences.append(result.per_sentence.reset_index().assign(model=embeddings.model, layer=layer))
-    per_word, per_sentence = (pd.concat(tables, ignore_index=True) for tables in (words, sentences))
+        baselines.append(result.baselines.reset_index().assign(model=embeddings.model, layer=layer))
+    per_word, per_sentence, baselines = (pd.concat(tables, ignore_index=True)
+                                         for tables in (words, sentences, baselines))
     return (pd.DataFrame(rows), per_word[["model", "layer", *result.per_word.reset_index().columns]],
-            per_sentence[["model", "layer", "sentence_id", "intra_similarity"]])
+            per_sentence[["model", "layer", "sentence_id", "intra_similarity"]],
+            baselines[["model", "layer", "draw", "baseline_cosine", "mev_baseline"]])
 
 
 def anisotropy_by_layer(embeddings, *, n_samples: int = 1000, random_state: int = 0) -> pd.DataFrame:
@@ -302,14 +350,20 @@ def lowest_self_similarity(per_word: pd.DataFrame, *, n_words: int = 10) -> pd.D
     return pd.DataFrame(rows)
 
 
-def example_word_pairs(per_word: pd.DataFrame, wordnet: pd.DataFrame, *, n_pairs: int = 5) -> list[tuple[str, str]]:
-    """Pairs of a stable noun and a frequent verb for the slides' per-word MEV finding, by a stated rule.
+def example_word_pairs(per_word: pd.DataFrame, wordnet: pd.DataFrame, supersenses: pd.DataFrame, *,
+                       n_pairs: int = 5) -> list[tuple[str, str]]:
+    """Pairs of a concrete noun and a polysemous verb of about as many contexts, for the slides' per-word MEV finding.
 
-    Nouns: words that WordNet lists only as a noun, with at most 2 senses, three or more letters,
-    not a stopword, not ending in ``s`` or ``ing`` (WordNet lists many inflected forms as nouns:
-    ``talks``, ``using``). Verbs: words with at least 10 WordNet verb senses and more verb than
-    noun senses (``go``: 30 and 4). Both ranked by their number of contexts (ties by first
-    appearance); the i-th noun is paired with the i-th verb. Words are looked up in lowercase.
+    Only types spelled in lowercase letters take part (a cased model's capitalised types are names or
+    sentence starts). Nouns: types of three or more letters that WordNet lists only as nouns, every
+    sense in a :data:`CONCRETE_SUPERSENSES` supersense (``guitar``, ``car``; not ``syria``, a location,
+    nor ``percent``), not a stopword, not ending in ``s``, ``ed`` or ``ing`` (WordNet lists many
+    inflected forms as nouns: ``talks``, ``led``, ``using``). Verbs: at least 10 WordNet verb senses and
+    more verb senses than of any other part of speech (``run``: 41 against 16 as a noun; not ``open``, more
+    often an adjective), neither a stopword nor a light verb
+    (:data:`LIGHT_VERBS`). The ``n_pairs`` nouns in most contexts (ties by first appearance) are taken in
+    that order, each paired with the verb not yet paired whose number of contexts is nearest its own
+    (ties: the verb in more contexts), so that a pair's words are about as frequent.
 
     Parameters
     ----------
@@ -317,23 +371,35 @@ def example_word_pairs(per_word: pd.DataFrame, wordnet: pd.DataFrame, *, n_pairs
         The ``per_word`` table of one model (``word``, ``n_contexts``; any number of layers).
     wordnet : pandas.DataFrame
         :func:`isolib.datasets.load_wordnet_pos` (``word``, ``pos``, ``n_senses``).
+    supersenses : pandas.DataFrame
+        :func:`isolib.datasets.load_wordnet_supersenses` (``word``, ``supersense``).
     n_pairs : int
 
     Returns
     -------
     list of (str, str)
-        At most ``n_pairs`` pairs (fewer when the corpus has fewer such words).
+        At most ``n_pairs`` pairs (fewer when the corpus has fewer such nouns or verbs).
     """
     contexts = per_word.groupby("word", sort=False).n_contexts.max().sort_values(ascending=False, kind="stable")
+    contexts = contexts[contexts.index.str.fullmatch(r"[a-z]+")]
     senses = wordnet.pivot_table(index="word", columns="pos", values="n_senses", fill_value=0)
     senses = senses.reindex(columns=["noun", "verb", "adjective", "adverb"], fill_value=0)
-    found = senses.reindex(contexts.index.str.lower()).fillna(0).set_axis(contexts.index)
-    lower = contexts.index.str.lower()
-    nouns = contexts.index[found.noun.between(1, 2) & (found[["verb", "adjective", "adverb"]].sum(axis=1) == 0)
-                           & lower.str.fullmatch(r"[a-z]{3,}") & ~lower.str.endswith(("s", "ing"))
-                           & ~lower.isin(STOPWORDS)]
-    verbs = contexts.index[(found.verb >= 10) & (found.verb > found.noun) & lower.str.fullmatch(r"[a-z]+")]
-    return list(zip(nouns[:n_pairs], verbs[:n_pairs]))
+    found = senses.reindex(contexts.index).fillna(0)
+    concrete = supersenses.supersense.isin(CONCRETE_SUPERSENSES).groupby(supersenses.word).all()
+    words = contexts.index
+    nouns = words[(found.noun >= 1) & (found[["verb", "adjective", "adverb"]].sum(axis=1) == 0)
+                  & concrete.reindex(words, fill_value=False) & (words.str.len() >= 3)
+                  & ~words.str.endswith(("s", "ed", "ing")) & ~words.isin(STOPWORDS)]
+    verbs = contexts[(found.verb >= 10) & (found.verb > found[["noun", "adjective", "adverb"]].max(axis=1))
+                     & ~words.isin(STOPWORDS | LIGHT_VERBS)]
+    pairs = []
+    for noun in nouns[:n_pairs]:
+        if verbs.empty:
+            break
+        verb = (verbs - contexts[noun]).abs().idxmin()  # the first of equals: the verb in more contexts
+        pairs.append((noun, verb))
+        verbs = verbs.drop(verb)
+    return pairs
 
 
 # --------------------------------------------------------------------------- one view's tables, stored
@@ -360,7 +426,7 @@ class ViewTables:
         ``min_contexts`` sentences, and their occurrences.
     norm_ratio : pandas.Series, indexed by layer
         :func:`isolib.embed.first_position_norm_ratio`.
-    per_layer, per_word, per_sentence : pandas.DataFrame
+    per_layer, per_word, per_sentence, baselines : pandas.DataFrame
         :func:`contextuality_by_layer`'s tables, ``model`` set to ``label``; ``per_layer`` has the
         ``first_position_norm_ratio`` column too.
     table1 : pandas.DataFrame
@@ -380,6 +446,7 @@ class ViewTables:
     per_layer: pd.DataFrame
     per_word: pd.DataFrame
     per_sentence: pd.DataFrame
+    baselines: pd.DataFrame
     table1: pd.DataFrame
 
 
@@ -391,10 +458,10 @@ def _view_tables(model: str, sentences: Sequence[str], first_position: str, *, l
     label = View(embeddings.model, first_position).label
     index = occurrence_index(embeddings.tokens, unit=unit, min_contexts=min_contexts)
     norm_ratio = first_position_norm_ratio(embeddings)
-    per_layer, per_word, per_sentence = contextuality_by_layer(embeddings, index, n_samples=n_samples,
-                                                               max_occurrences=max_occurrences,
-                                                               random_state=random_state, resume=True)
-    per_layer["model"] = per_word["model"] = per_sentence["model"] = label
+    per_layer, per_word, per_sentence, baselines = contextuality_by_layer(
+        embeddings, index, n_samples=n_samples, max_occurrences=max_occurrences, random_state=random_state,
+        resume=True)
+    per_layer["model"] = per_word["model"] = per_sentence["model"] = baselines["model"] = label
     per_layer["first_position_norm_ratio"] = norm_ratio.reindex(per_layer.layer).to_numpy()
     # Table 1's layers among those extracted (a layer not extracted for a model is left out), each once.
     wanted = dict.fromkeys(layer % embeddings.n_layers for layer in table1_layers)
@@ -406,7 +473,7 @@ def _view_tables(model: str, sentences: Sequence[str], first_position: str, *, l
                       layers=embeddings.layers, n_layers=embeddings.n_layers, n_tokens=len(embeddings.tokens),
                       n_occurrences=len(index.occurrences), n_types=len(index.words),
                       n_kept=int(index.occurrences.kept.sum()), norm_ratio=norm_ratio, per_layer=per_layer,
-                      per_word=per_word, per_sentence=per_sentence, table1=table1)
+                      per_word=per_word, per_sentence=per_sentence, baselines=baselines, table1=table1)
 
 
 def contextuality_tables(model: str, sentences: Sequence[str], *, views: Sequence[str] = ("start_token",),
