@@ -541,8 +541,8 @@ def test_a_verdict_table_gives_each_claim_a_row_and_each_model_a_column_of_one_w
 def test_the_overview_refuses_a_study_without_its_record(committed_figures):
     from isolib.project import study_notebooks
 
-    assert "| [02_cai_clusters_manifolds](#02_cai_clusters_manifolds) |" in overview_text(committed_figures,
-                                                                                          study_notebooks())
+    assert "| [02_cai_clusters_manifolds](#02_cai_clusters_manifolds)" in overview_text(committed_figures,
+                                                                                       study_notebooks())
     record = committed_figures / "02_cai_clusters_manifolds" / "results.json"
     record.unlink()
     with pytest.raises(ResultsError, match=f"^{re.escape(str(record))} is missing"):
@@ -649,3 +649,20 @@ def test_the_record_keeps_the_control_the_basis_and_the_marks(tmp_path):
     write_pages(record, tmp_path)
     back = read_record(tmp_path)
     assert back == record and back.findings[0].marks == ("knife edge",) and back.findings[0].stand_in == "minilm"
+
+
+def test_a_record_judged_under_earlier_rules_says_so(tmp_path):
+    import json
+
+    from isolib.findings import RULES, Record, write_pages
+
+    write_pages(Record("T", "C", "M", (), tuple(FINDINGS)), tmp_path)
+    document = json.loads((tmp_path / "results.json").read_text())
+    assert document["rules"] == RULES and "earlier rules" not in (tmp_path / "RESULTS.md").read_text()
+    del document["rules"]  # a record written before the rules were recorded
+    (tmp_path / "results.json").write_text(json.dumps(document))
+    old = read_record(tmp_path)
+    assert old.rules == 1 and "**Judged under earlier rules.**" in results_page(old, tmp_path)
+    (tmp_path / "01_a").mkdir()
+    write_pages(old, tmp_path / "01_a")
+    assert "| [01_a](#01_a) (earlier rules) |" in overview_text(tmp_path, ["01_a"])

@@ -59,6 +59,7 @@ from isolib.findings.record import (
     KIND_MEANINGS,
     KINDS,
     RECORD_FILE,
+    RULES,
     SINK_ARTEFACT,
     STATUS_MEANINGS,
     STATUSES,
@@ -110,7 +111,7 @@ from isolib.findings.rules import (
 )
 
 __all__ = [
-    "KINDS", "KIND_MEANINGS", "STATUSES", "CHECK_STATUSES", "STATUS_MEANINGS", "RECORD_FILE",
+    "KINDS", "KIND_MEANINGS", "STATUSES", "CHECK_STATUSES", "STATUS_MEANINGS", "RECORD_FILE", "RULES",
     "Verdict", "trend", "spearman", "threshold", "within", "sign", "all_of", "proportion", "threshold_range",
     "KNIFE_EDGE", "ARTEFACT_RULE", "artefact_reason", "MARKS", "BASES",
     "bootstrap_threshold", "compare_correlations", "compare_with_control",

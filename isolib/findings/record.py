@@ -416,6 +416,9 @@ def mark_stand_ins(findings: Sequence[Finding], stand_in_of: Callable[[Finding],
 # --------------------------------------------------------------------------- results.json
 RECORD_FILE = "results.json"
 RECORD_FORMAT = 1
+# The rules a record was judged under: 2 judges every test beside its control by the same rule, combines datasets by
+# one declared rule (mixed, not borderline) and counts stand-ins apart. A record of earlier rules says so on its pages.
+RULES = 2
 _PAIRS = ("interval", "status_range")
 _NUMBERS = ("value", "control_value")
 
@@ -431,6 +434,8 @@ class Record:
     notes : tuple of str
         Paragraphs under the title (the profile, wall time, memory ...).
     findings : tuple of Finding
+    rules : int
+        The rules it was judged under (:data:`RULES` for a record judged now; 1 for one written before).
     """
 
     title: str
@@ -438,6 +443,7 @@ class Record:
     models: str
     notes: tuple = ()
     findings: tuple = ()
+    rules: int = RULES
 
     @property
     def tests(self) -> list[Finding]:
@@ -505,7 +511,8 @@ def write_record(record: Record, folder: str | Path) -> Path:
     path = Path(folder) / RECORD_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     document = {"format": RECORD_FORMAT, **{name: getattr(record, name) for name in ("title", "citation", "models")},
-                "notes": list(record.notes), "findings": [_finding_json(f) for f in record.findings]}
+                "rules": record.rules, "notes": list(record.notes),
+                "findings": [_finding_json(f) for f in record.findings]}
     partial = path.with_name(f".{RECORD_FILE}.{os.getpid()}")
     partial.write_text(json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
     os.replace(partial, path)
@@ -533,7 +540,7 @@ def read_record(folder: str | Path) -> Record:
                          "the study.")
     try:
         return Record(document["title"], document["citation"], document["models"], tuple(document["notes"]),
-                      tuple(_finding_from_json(fields) for fields in document["findings"]))
+                      tuple(_finding_from_json(fields) for fields in document["findings"]), int(document.get("rules", 1)))
     except (KeyError, TypeError, ValueError) as error:
         raise ResultsError(f"{path} holds a malformed record ({type(error).__name__}: {error}); restore it with git "
                          "or rerun the study.") from None

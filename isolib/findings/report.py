@@ -22,6 +22,7 @@ from isolib.findings.record import (
     STATUS_MEANINGS,
     STATUSES,
     Finding,
+    RULES,
     Record,
     read_record,
     write_record,
@@ -36,6 +37,9 @@ _TESTS_HEADING = "## Tests: the paper's claims"
 _BESIDE_HEADING = "## Beside the tests: the paper's procedure on a decoder (not counted)"
 _CHECKS_HEADING = "## Checks: bookkeeping and properties true by construction (not counted)"
 _NOT_COMPARABLE_HEADING = "## Not comparable"
+EARLIER_RULES = ("**Judged under earlier rules.** This record comes from a run judged before every test was set beside "
+                 "its control by the same rule, datasets were combined by one declared rule and stand-ins were counted "
+                 "apart: its statuses are those rules', and the study's next full run judges it again.")
 # The repository's glossary (isolib/findings/report.py is two folders down); not isolib.project, whose study
 # registry imports the studies, which import this package.
 GLOSSARY = Path(__file__).resolve().parents[2] / "docs" / "glossary.md"
@@ -237,6 +241,7 @@ def results_page(record: Record, folder: str | Path = ".") -> str:
     stand_ins = _stand_in_lines(findings)
     glance = markdown_table(verdict_table(judged, values=False)) if judged else "No test could be judged."
     lines = [f"# {record.title}", "", f"**Study:** {record.citation}", "", f"**Models:** {record.models}", "",
+             *([EARLIER_RULES, ""] if record.rules < RULES else []),
              _GLANCE_HEADING, "", glance, "", "**Summary:** " + count_line(findings) + " Statuses, marks and terms: "
              + glossary_link(folder) + ".", "",
              *([_STAND_INS_HEADING, "", *stand_ins, ""] if stand_ins else []),
@@ -317,7 +322,8 @@ def overview_text(figures_dir: str | Path, studies: Sequence[str], *, thumbnail_
         shown = [basis for basis in BASES if by_basis.loc[basis].sum()] or [BASES[1]]
         for basis in shown:  # the checks once, on the study's first row
             checks = _counts_text([f.status for f in results.checks], CHECK_STATUSES) if basis == shown[0] else ""
-            lines.append(f"| [{name}](#{name}) | {basis} | " + " | ".join(str(by_basis.loc[basis, status])
+            earlier = " (earlier rules)" if results.rules < RULES else ""
+            lines.append(f"| [{name}](#{name}){earlier} | {basis} | " + " | ".join(str(by_basis.loc[basis, status])
                                                                         for status in STATUSES)
                          + f" | {checks} | [RESULTS.md]({name}/RESULTS.md) |")
     lines += ["", "**What a status means.** " + " ".join(f"*{status}*: {meaning}." for status, meaning in
