@@ -352,17 +352,17 @@ def store_reference(executed: Path, target: Path) -> None:
 def store_quick_results(folder: Path, target: Path) -> None:
     """Keep a stored quick run's evidence, record (``results.json``) and page in ``target``, replacing what was there.
 
-    A notebook that stores no evidence (``00_quickstart`` judges no claim) keeps nothing.
+    A notebook that stores no evidence (``00_quickstart`` judges no claim) keeps nothing. The page is rendered
+    again in ``target``, where its links (to the glossary) must lead.
     """
     from isolib.evidence import EVIDENCE_FOLDER
-    from isolib.findings import RECORD_FILE
+    from isolib.findings import read_record, write_pages
 
     if not (folder / EVIDENCE_FOLDER).is_dir():
         return
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(folder / EVIDENCE_FOLDER, target / EVIDENCE_FOLDER)
-    for name in (RECORD_FILE, "RESULTS.md"):
-        shutil.copy2(folder / name, target / name)
+    write_pages(read_record(folder), target)
 
 
 def store_full_run(executed: Path, target: Path) -> None:

@@ -534,3 +534,20 @@ def test_a_kernel_is_interrupted_at_shutdown_only_while_a_cell_runs(monkeypatch)
     run.on_cell_executed(cell=None, cell_index=0, execute_reply={})
     asyncio.run(manager._async_interrupt_kernel())
     assert interrupted == [False, True]
+
+
+def test_a_stored_quick_runs_page_links_to_the_glossary_from_where_it_is_kept():
+    from isolib.findings import Record, declare, threshold, write_pages
+    from isolib.runner import store_quick_results
+
+    run = project.BUILD_DIR / "test-quick-store" / "figures" / "01_a"  # deeper than its stored copy
+    try:
+        (run / "evidence").mkdir(parents=True)
+        write_pages(Record("T", "C", "M", (), (declare("Claim", "p", "m", "0.3", threshold(0.3, above=0.1), "r.",
+                                                       kind="test", control="0.1"),)), run)
+        target = project.BUILD_DIR / "test-quick-store" / "kept"
+        store_quick_results(run, target)
+        link = re.search(r"\[the glossary\]\(([^)]+)\)", (target / "RESULTS.md").read_text()).group(1)
+        assert (target / link).resolve() == (project.REPO_ROOT / "docs" / "glossary.md").resolve()
+    finally:
+        shutil.rmtree(project.BUILD_DIR / "test-quick-store", ignore_errors=True)
