@@ -36,6 +36,7 @@
 # * **Table 1 `table1`** (and `table1_coverage`) — static embeddings from each layer's first principal component on nine word benchmarks, against GloVe;
 # * **Figure `mev_per_word`** (slides) — MEV across layers of a concrete noun and a polysemous verb;
 # * **Table `per_layer`** — every per-layer number behind the figures (with each model's first-position norm ratio), and **`RESULTS.md`** — each finding of the paper beside ours: the *tests* (claims our data could refute, each with its control) counted, a decoder judged in its start-token view with the paper's procedure beside it.
+#   Every status, mark and measure is defined in [the glossary](../docs/glossary.md).
 #
 # **Conventions.** Layer 0 is the input embedding layer, layer *L* the output of block *L*
 # (`isolib.models`); special tokens ([CLS], [SEP], BOS) are excluded. The unit of analysis is

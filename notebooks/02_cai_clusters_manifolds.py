@@ -35,6 +35,7 @@
 # * **Figure `fig_lid`** — LID per layer, Euclidean and cosine, true and squared distances (the paper's Figure 9);
 # * **Table 3 `table3`** and **Figure `fig_lid_vs_n`** — LID of the contextual spaces against static GloVe vectors at matched numbers of points, and as a function of the number of points;
 # * **Tables `per_layer`, `silhouettes`, `stability`** — every per-layer number, the silhouette of every k, the same numbers at a smaller budget; and **`RESULTS.md`** — each claim of the paper beside ours.
+#   Every status, mark and measure is defined in [the glossary](../docs/glossary.md).
 #
 # **Layer indexing.** Ours, as everywhere in this project: layer 0 is the input embedding layer,
 # layer *L* the output of block *L*. The authors' code analysed `hidden_states[1:]`, so **their

@@ -36,6 +36,7 @@
 #   with and without the method on each batch's [CLS] vectors: dev accuracy over seeds, and I(W), IsoScore
 #   and the mean of [CLS] per layer;
 # * **`RESULTS.md`** — each claim and number of the slides beside ours.
+#   Every status, mark and measure is defined in [the glossary](../docs/glossary.md).
 #
 # **Protocol.** Last layer, special tokens excluded; the processing is fitted on the token vectors of
 # the evaluation set itself (transductive, as the authors did), per dataset; a sentence vector is the

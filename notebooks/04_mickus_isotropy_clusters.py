@@ -36,6 +36,7 @@
 # * **Figure `fig_section2`** and **Table `variance_identity`** — Section 2 made concrete: tightening synthetic clusters, and the identity behind the proof;
 # * **Appendix A**: **Table `appendix_a`** (every GLUE task x model of the paper, run or not and why), **Table 2 `table2`** (items and parameters per GLUE task and model), **Table 3 `table3`** (correlations) and **Figure 4 `fig4_glue`** (the traces);
 # * **`RESULTS.md`** — each finding of the paper beside ours.
+#   Every status, mark and measure is defined in [the glossary](../docs/glossary.md).
 #
 # **The setups.** (i) rt-polarity: the 10,662 sentences as all-MiniLM-L6-v2 vectors,
 # a 2-way linear layer without bias, cross-entropy; (ii) SNLI dev, 9,842 gold pairs: one trainable

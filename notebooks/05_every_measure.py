@@ -60,6 +60,7 @@
 # * **Table `sensitivity`** and **Figure `fig_sensitivity`** — each measure's change under each change of the points, on one isotropy scale, with its interval (`changed` has every value);
 # * **Table `rogue`** and **Figure `fig_rogue`** — the share of the average cosine carried by the top coordinates, against a random rotation;
 # * **`RESULTS.md`** — the claims of Rudman et al. (2022) and Timkey & van Schijndel (2021) as tests, and the checks; and, at the end, **a reader's guide**: which measure answers which question, generated from the tables.
+#   Every status, mark and measure is defined in [the glossary](../docs/glossary.md).
 #
 # **Data and tokens.** PTB (train) cut into windows of 512 tokens exactly as notebook 02 cuts it
 # (`isolib.windows.running_text_windows`, the same seed and token budget), so this notebook reads the
