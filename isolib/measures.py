@@ -19,6 +19,7 @@ low is negated), so tau = 1 means two measures rank the cells the same way from 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -140,6 +141,12 @@ def oriented(table: pd.DataFrame) -> pd.DataFrame:
 
 
 
+@functools.lru_cache(maxsize=64)
+def _upper_triangle(n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of rows ``i < j`` (:func:`numpy.triu_indices`), kept: a bootstrap asks for the same ones each time."""
+    return np.triu_indices(n_rows, k=1)
+
+
 def kendall_matrix(values) -> np.ndarray:
     """Kendall's tau-b between every pair of columns, each pair over the rows where both are defined.
 
@@ -154,7 +161,7 @@ def kendall_matrix(values) -> np.ndarray:
         Symmetric; NaN for a pair with fewer than 2 untied pairs of rows.
     """
     values = np.asarray(values, dtype=float)
-    upper = np.triu_indices(len(values), k=1)
+    upper = _upper_triangle(len(values))
     signs = np.sign(values[:, None, :] - values[None, :, :])[upper]  # (n_pairs, n_columns); NaN where undefined
     defined = ~np.isnan(signs)
     signs = np.where(defined, signs, 0.0)

@@ -94,7 +94,7 @@ def draw_token_samples(tables: dict[str, pd.DataFrame], n_points: int, n_replica
 
 
 def static_sample(tokens: pd.DataFrame, words: Sequence[str], n_points: int, n_replicates: int, *,
-                  random_state=0) -> list[pd.DataFrame]:
+                  random_state=0, distinct: bool = False) -> list[pd.DataFrame]:
     """The words of the same running text, for a static embedding: one row per word occurrence found in ``words``.
 
     Parameters
@@ -105,6 +105,9 @@ def static_sample(tokens: pd.DataFrame, words: Sequence[str], n_points: int, n_r
         The static embedding's vocabulary, in row order.
     n_points, n_replicates, random_state
         As in :func:`draw_token_samples`.
+    distinct : bool
+        Each word once (its first occurrence), so that no two points coincide, as no two tokens of a
+        contextual layer do: a measure of neighbours (LID) is then estimated on ``n_points`` points for both.
 
     Returns
     -------
@@ -121,6 +124,8 @@ def static_sample(tokens: pd.DataFrame, words: Sequence[str], n_points: int, n_r
     table = pd.DataFrame({"row": vocabulary.reindex(lowered[found]).to_numpy(),
                           "sentence_id": occurrences.sentence_id.to_numpy()[found],
                           "type": lowered[found].to_numpy(), "position": -1})
+    if distinct:
+        table = table.drop_duplicates("type").reset_index(drop=True)
     generator = rng(random_state)
     return [table.iloc[sample_rows(len(table), n_points, generator)].reset_index(drop=True)
             for _ in range(n_replicates)]
