@@ -151,7 +151,9 @@ def _card(args) -> int:
     from isolib.card.page import statement_counts
 
     settings = CardSettings(corpus=args.corpus, split=args.split, token_budget=args.token_budget,
-                            n_points=args.points, sts_pairs=args.sts_pairs, n_jobs=args.jobs, device=args.device)
+                            n_points=args.points, sts_pairs=args.sts_pairs, n_resamples=args.resamples,
+                            static_baseline="" if args.static_baseline == "none" else args.static_baseline,
+                            n_jobs=args.jobs, device=args.device)
     card = make_card(args.model, settings, out=args.out)
     print(f"{args.model}: {statement_counts(card.record.findings)}")
     print(f"wrote {card.markdown} and {card.html}")
@@ -271,6 +273,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"word tokens per sample, each layer measured on {CardSettings.n_replicates} samples "
                            f"(default {CardSettings.n_points})")
     card.add_argument("--sts-pairs", type=int, default=0, metavar="N", help="STS-B dev pairs scored (default 0: all)")
+    card.add_argument("--static-baseline", choices=("glove-50d", "none"), default="glove-50d",
+                      help="static vectors measured on the words of the same windows (default glove-50d)")
+    card.add_argument("--resamples", type=int, default=CardSettings.n_resamples, metavar="N",
+                      help=f"bootstrap resamples of every interval (default {CardSettings.n_resamples})")
     card.add_argument("--jobs", type=int, default=-1, metavar="N",
                       help="layers measured at once in worker processes (default -1: one per core; 1: none)")
     card.add_argument("--device", default="cpu", help="torch device of the forward passes (default cpu)")

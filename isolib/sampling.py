@@ -118,7 +118,9 @@ def static_sample(tokens: pd.DataFrame, words: Sequence[str], n_points: int, n_r
     analysed = analysed_tokens(tokens)
     occurrences = analysed.assign(word_id=tokens.word_id.to_numpy()[analysed.row])
     occurrences = occurrences.drop_duplicates(["sentence_id", "word_id"])
-    vocabulary = pd.Series(np.arange(len(words)), index=pd.Index(words)).groupby(level=0).first()
+    words = pd.Index(words)
+    first = ~words.duplicated()  # a word listed twice is its first row
+    vocabulary = pd.Series(np.flatnonzero(first), index=words[first])
     lowered = occurrences.word.str.lower()
     found = lowered.isin(vocabulary.index).to_numpy()
     table = pd.DataFrame({"row": vocabulary.reindex(lowered[found]).to_numpy(),

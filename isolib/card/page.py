@@ -37,6 +37,7 @@ from isolib.card.settings import POST_PROCESSINGS
 from isolib.findings import (
     CHECK_STATUSES,
     KIND_MEANINGS,
+    PaperModel,
     STATUS_MEANINGS,
     STATUS_WORDS,
     STATUSES,
@@ -48,7 +49,8 @@ from isolib.measures import LABELS, MEASURE_NAMES, MEASURES, mean_kendall, repli
 from isolib.plotting import save_figure, set_style
 from isolib.views import View
 
-__all__ = ["Page", "statement_counts", "card_page", "write_card_page", "comparison_table", "write_comparison"]
+__all__ = ["Page", "statement_counts", "glance_table", "card_page", "write_card_page", "COMPARED",
+           "comparison_references", "comparison_table", "write_comparison"]
 
 CARD_FILE, HTML_FILE = "card.md", "card.html"
 CARD_DPI = 80
@@ -144,14 +146,14 @@ def _over_samples(table: pd.DataFrame, column: str) -> pd.DataFrame:
 def _with_range(mean: float, low: float, high: float, digits: int = 3) -> str:
     if not np.isfinite(mean):
         return ""
-    return f"{mean:.{digits}f} ({low:.{digits}f}-{high:.{digits}f})"
+    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def statement_counts(findings) -> str:
     """"412 tests on the judged view: 30 ✓ yes, ...; 300 beside it; checks: 1 passed" (how many of each status)."""
     def counts(chosen) -> str:
         statuses = pd.Series([f.status for f in chosen], dtype=object).value_counts()
-        return ", ".join(f"{statuses[status]} {STATUS_WORDS[status]}" for status in (*STATUSES, *CHECK_STATUSES)
+        return ", ".join(f"{statuses[status]} {STATUS_WORDS[status]}" for status in dict.fromkeys((*STATUSES, *CHECK_STATUSES))
                          if status in statuses) or "none"
 
     tests = [f for f in findings if f.kind == "test" and f.counted]
@@ -289,7 +291,10 @@ def _sts_figure(spearman: pd.DataFrame, labels: Sequence[str]) -> plt.Figure:
 # --------------------------------------------------------------------------- sections
 
 
-def _glance(evidence: dict, record: Record, label: str) -> pd.DataFrame:
+def glance_table(evidence: dict, record: Record, label: str | None = None) -> pd.DataFrame:
+    """The card's table at a glance of one view (the judged one by default): per layer, the average cosine, the raw
+    STS-B score and the status of every statement."""
+    label = label or _judged_view(evidence)
     cosine = _over_samples(evidence["measures"][evidence["measures"].space == label], "average_cosine")
     spearman = _sts_spearman(evidence)
     rows = []
@@ -407,10 +412,10 @@ def card_page(evidence: dict, record: Record, folder: str | Path) -> Page:
     for note in record.notes:
         page.add("p", note)
     page.add("p", "**Statements:** " + statement_counts(record.findings) + " Read each status as the answer to its "
-                  "column; a number is the mean over the token samples, with their range.")
+                  "column; a number is the mean over the token samples [their range].")
     page.add("h2", "At a glance")
     for label in labels:
-        page.add("h3", f"{label}").add("table", _glance(evidence, record, label))
+        page.add("h3", f"{label}").add("table", glance_table(evidence, record, label))
     page.add("h2", "Every measure, per layer")
     page.add("p", f"The twelve measures of notebook 05 on {run['parameters']['n_replicates']} samples of "
                   f"{run['parameters']['n_points']:,} word tokens per layer (the same tokens in every layer and view); "
@@ -419,7 +424,7 @@ def card_page(evidence: dict, record: Record, folder: str | Path) -> Page:
         _figure(page, folder, "fig_measures", _measures_figure(evidence, labels),
                 "Every measure per layer (band: range over the token samples; dotted: the static baseline).")
     for label in labels:
-        page.add("details", (f"{label}: every measure, mean (range) over the token samples",
+        page.add("details", (f"{label}: every measure, mean [range] over the token samples",
                              Page().add("table", _measures_table(evidence, label))))
     agreement = _agreement_table(record, judged)
     if len(agreement):
@@ -498,29 +503,70 @@ def _per_layer(cards: dict[str, dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def comparison_table(cards: dict[str, dict], references: Sequence[tuple], measure_names: dict[str, str],
-                     tolerance: float) -> pd.DataFrame:
+# What the papers' reference numbers are compared with: our columns of :func:`_per_layer`, and how a line names them.
+COMPARED = {"anisotropy_baseline": "average cosine of random words (anisotropy baseline)",
+            "sts_raw": "STS-B Spearman x 100, raw", "sts_centre": "STS-B Spearman x 100, centred",
+            "sts_abtt": "STS-B Spearman x 100, all-but-the-top"}
+# Rajaee & Pilehvar's slides give one BERT-base's STS-B scores, with no checkpoint name: a model of its own.
+SLIDES_BERT = PaperModel("bert-base (slides)", "BERT-base (Rajaee & Pilehvar's slides)", 13)
+
+
+def comparison_references(cosine_reference: dict, cosine_models: Sequence[PaperModel], counterpart,
+                          sts_rows: dict) -> list[tuple]:
+    """The papers' numbers a card can face, as :func:`comparison_table` takes them.
+
+    Parameters
+    ----------
+    cosine_reference : dict
+        Ethayarajh (2019)'s numbers per paper model, measure and layer (notebook 01's ``PAPER_REFERENCE``): its
+        ``baseline_cosine`` faces the cards' anisotropy baseline.
+    cosine_models : sequence of PaperModel
+        Its models (notebook 01's ``PAPER_MODELS``).
+    counterpart : callable
+        The paper model each of ours is compared with (notebook 01's ``counterpart``: BERT for an encoder, GPT-2
+        for a decoder).
+    sts_rows : dict
+        Rajaee & Pilehvar's BERT-base STS-B Spearman x 100 per method (notebook 03's ``SLIDES_SIX_ROWS["stsb"]``):
+        ``pre-trained``, ``Mean`` and ``Mean + PCA`` face the last layer raw, centred and after all-but-the-top.
+
+    Returns
+    -------
+    list of (reference, paper_models, counterpart, tolerance)
+    """
+    cosines = {name: {"anisotropy_baseline": measures["baseline_cosine"]}
+               for name, measures in cosine_reference.items() if "baseline_cosine" in measures}
+    last = SLIDES_BERT.n_layers - 1
+    sts = {SLIDES_BERT.name: {"sts_raw": {last: sts_rows["pre-trained"]}, "sts_centre": {last: sts_rows["Mean"]},
+                              "sts_abtt": {last: sts_rows["Mean + PCA"]}}}
+
+    def sts_counterpart(model: str) -> str | None:
+        return SLIDES_BERT.name if (counterpart(model) or "").startswith("bert") else None
+
+    return [(cosines, [model for model in cosine_models if model.name in cosines], counterpart, 0.05),
+            (sts, [SLIDES_BERT], sts_counterpart, 2.0)]
+
+
+def comparison_table(cards: dict[str, dict], references: Sequence[tuple]) -> pd.DataFrame:
     """The papers' numbers beside every card's, by :func:`isolib.findings.compare_reference`.
 
     Parameters
     ----------
     cards : dict of str to dict
         Each model's evidence (:func:`isolib.evidence.load_evidence` of its card's folder).
-    references : sequence of (reference, paper_models, counterpart)
-        As :func:`~isolib.findings.compare_reference` takes them: the paper's numbers per model, measure and
-        layer, its models, and the paper model each of ours is compared with (itself, or the one it stands in for).
-    measure_names : dict of str to str
-    tolerance : float
+    references : sequence of (reference, paper_models, counterpart, tolerance)
+        As :func:`~isolib.findings.compare_reference` takes them (:func:`comparison_references`): the paper's
+        numbers per model, measure and layer, its models, the paper model each of ours is compared with (itself,
+        or the one it stands in for), and how far from the paper's a number of the paper's own model may be.
 
     Returns
     -------
     pandas.DataFrame
         One row per reference number: ``finding`` (measure, paper model, layer), ``paper``, then one column per
-        view of each card with this run's value at the same relative depth and its status.
+        view of each card compared, with this run's value (at the same relative depth) and its status.
     """
     per_layer = _per_layer(cards)
-    findings = [finding for reference, paper_models, counterpart in references
-                for finding in compare_reference(per_layer, reference, paper_models, counterpart, measure_names,
+    findings = [finding for reference, paper_models, counterpart, tolerance in references
+                for finding in compare_reference(per_layer, reference, paper_models, counterpart, COMPARED,
                                                  tolerance=tolerance)]
     rows: dict[tuple, dict] = {}
     for finding in findings:
@@ -550,34 +596,37 @@ def _summary(cards: dict[str, dict], records: dict[str, Record]) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def write_comparison(folders: Sequence[str | Path], references: Sequence[tuple], measure_names: dict[str, str], *,
-                     tolerance: float, output: str | Path) -> tuple[Path, Path]:
+def write_comparison(folders: Sequence[str | Path], references: Sequence[tuple], *, output: str | Path
+                     ) -> tuple[Path, Path]:
     """Write ``COMPARISON.md`` and ``COMPARISON.html`` in ``output``: the cards in ``folders`` side by side, with the
     papers' reference numbers (:func:`comparison_table`)."""
     from isolib.evidence import load_evidence
     from isolib.findings import read_record
 
-    cards = {}
-    records = {}
-    for folder in folders:
-        evidence = load_evidence(folder)
-        cards[evidence["run"]["model"]] = evidence
-        records[evidence["run"]["model"]] = read_record(folder)
+    cards, records, links = {}, {}, []
     output = Path(output)
+    for folder in map(Path, folders):
+        evidence = load_evidence(folder)
+        model = evidence["run"]["model"]
+        cards[model], records[model] = evidence, read_record(folder)
+        inside = folder.resolve().is_relative_to(output.resolve())
+        links.append(f"[{model}]({folder.resolve().relative_to(output.resolve()).as_posix()}/{HTML_FILE})" if inside
+                     else model)
     page = Page().add("h1", "Isotropy cards side by side")
-    page.add("p", "Each card's judged view (a decoder behind a start token), and for each statement the number of "
-                  "layers where it holds (✓ yes) out of those judged. Each model's own card says which and why: "
-                  + ", ".join(f"[{model}]({Path(folder).resolve().relative_to(output.resolve()).as_posix()}/{CARD_FILE})"
-                              if Path(folder).resolve().is_relative_to(output.resolve()) else model
-                              for model, folder in zip(cards, folders)) + ".")
+    page.add("p", "Each card's judged view (a decoder behind a start token) in one row, and for each statement the "
+                  "number of layers where it holds (✓ yes) of those judged. Each card says which and why: "
+                  + ", ".join(links) + ".")
     page.add("table", _summary(cards, records))
     page.add("h2", "Beside the papers' reference numbers")
-    page.add("p", "The papers ran BERT and GPT-2, which are not offline: an offline model stands in for each, and its "
-                  "number is shown at the same relative depth (layer / last layer), never judged against the paper's "
-                  "(· n/c: not comparable). A paper's model run by the paper profile is judged within the tolerance.")
-    page.add("table", comparison_table(cards, references, measure_names, tolerance))
-    markdown, page_html = output / f"{COMPARISON_FILE}.md", output / f"{COMPARISON_FILE}.html"
+    page.add("p", "Ethayarajh (2019) gives the average cosine of random words per layer of BERT and GPT-2; Rajaee & "
+                  "Pilehvar's slides the STS-B Spearman of BERT-base's last layer, raw, centred and after "
+                  "all-but-the-top. Those models are not offline: an offline model stands in for each (an encoder "
+                  "for BERT, the decoder for GPT-2), its number set at the same relative depth (layer / last layer) "
+                  "and never judged against the paper's (· n/c). The paper's own model, run by the paper profile, "
+                  "is judged within a tolerance (0.05 for a cosine, 2 points of Spearman).")
+    page.add("table", comparison_table(cards, references))
     output.mkdir(parents=True, exist_ok=True)
+    markdown, page_html = output / f"{COMPARISON_FILE}.md", output / f"{COMPARISON_FILE}.html"
     markdown.write_text(page.markdown(output))
     page_html.write_text(page.html("Isotropy cards side by side"))
     return markdown, page_html

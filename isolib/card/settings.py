@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DEFAULT_TOKEN_BUDGET", "CORPORA", "SPLITS", "POST_PROCESSINGS", "SPECTRUM_MEASURES", "CardSettings", "card_folder_name"]
+__all__ = ["DEFAULT_TOKEN_BUDGET", "CORPORA", "SPLITS", "POST_PROCESSINGS", "SPECTRUM_MEASURES", "CardSettings", "card_folder_name",
+           "check_notebook_parameters"]
 
 # The default token budget: 16 windows of 512 tokens (notebooks 02 and 05's quick budget, so a card reads the
 # embeddings those runs cache). With it SmolLM2's card (31 layers, two views, 62 cells) measures in about the
@@ -132,3 +133,22 @@ def card_folder_name(model: str) -> str:
     ``org/name``, a local folder's own name."""
     name = Path(model).name if Path(model).expanduser().is_dir() else model.replace("/", "--")
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "model"
+
+
+# Notebook 06's parameters that are settings of every card it writes.
+_NOTEBOOK_SETTINGS = ("corpus", "token_budget", "n_points", "n_replicates", "sts_pairs", "static_baseline",
+                      "n_resamples", "n_jobs", "storage_dtype", "device", "random_state")
+
+
+def check_notebook_parameters(params: dict) -> None:
+    """Refuse, in one sentence, parameters of notebook 06 its run would fail on (the runner calls it before any kernel).
+
+    Parameters
+    ----------
+    params : dict
+        Every parameter of the notebook: the defaults of its parameters cell completed by the run's.
+    """
+    from isolib.checks import check_models
+
+    check_models(params, "models")
+    CardSettings(**{name: params[name] for name in _NOTEBOOK_SETTINGS}).check()
