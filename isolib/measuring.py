@@ -290,6 +290,8 @@ class ChangeSettings:
         The changes made (keys of :data:`CHANGES`, or ``drop_top_<count>``); None: every one.
     measures : sequence of str or None
         The measures computed on a changed sample (:func:`every_measure`'s ``measures``); None: every one.
+    replicates : int or None
+        How many of a cell's replicates (the first) are changed and measured again (None: every one).
     """
 
     abtt_components: int = 15
@@ -300,6 +302,7 @@ class ChangeSettings:
     small_n: int = 500
     changes: tuple[str, ...] | None = None
     measures: tuple[str, ...] | None = None
+    replicates: int | None = None
 
     def makes(self, change: str) -> bool:
         """Whether ``change`` is among the changes made."""
@@ -409,6 +412,8 @@ def _measure_cell(cell: dict, samples, options: MeasureOptions, settings: Change
             tic = time.perf_counter()
             values = every_measure(sample, options, random_state=[random_state, replicate])
             rows.append({**cell, "replicate": replicate, **values, "seconds": time.perf_counter() - tic})
+            if settings.replicates is not None and replicate >= settings.replicates:
+                continue
             for change, changed_sample in changed_samples(sample, settings, random_state=[random_state, replicate]):
                 if changed_sample is None:
                     continue

@@ -10,7 +10,7 @@ import pytest
 
 from isolib.card import claims
 from isolib.card.compute import mean_pooling
-from isolib.card.settings import CardSettings
+from isolib.card.settings import POST_PROCESSINGS, CardSettings
 from isolib.cli import main
 from isolib.evaluation import mean_pool
 from isolib.evidence import load_evidence
@@ -51,6 +51,10 @@ def test_a_decoder_card_has_both_views_and_diagnoses_the_sink(cards, tiny_models
     assert evidence["run"]["views"] == [model, f"{model} (start token)"]
     assert set(evidence["sink_norms"].space) == set(evidence["attention"].space) == set(evidence["run"]["views"])
     assert set(evidence["attention"].layer) == {1, 2}  # one attention per block
+    # Each post-processing of each layer's first sample, measured again by the spectrum's measures.
+    changes = evidence["changes"]
+    assert set(changes.replicate) == {0} and list(dict.fromkeys(changes.change)) == list(POST_PROCESSINGS)
+    assert changes.lid.isna().all() and changes.isoscore.notna().all()
     record = read_record(cards["gpt2"])
     for label in evidence["run"]["views"]:
         for key in ("sink_norm", "anisotropic", "sts_whiten"):
@@ -157,3 +161,62 @@ def test_a_budget_with_too_few_word_tokens_for_a_sample_is_refused_in_one_senten
 def test_bad_settings_are_refused_in_one_sentence(change, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         CardSettings().replace(**change)
+
+
+def test_a_static_embedding_has_a_card_of_the_sections_that_apply(capsys, cache_dir, tmp_path):
+    assert main(["card", "glove-50d", *SMALL, "--out", str(tmp_path / "glove")]) == 0
+    evidence = load_evidence(tmp_path / "glove")
+    assert evidence["run"]["kind"] == "static" and set(evidence["measures"].space) == {"glove-50d"}
+    assert (evidence["measures"].n_points == 300).all() and evidence["sts_gold"].shape[0] > 90
+    findings = read_record(tmp_path / "glove").findings
+    assert {f.finding for f in findings} == {claims.statement_claim(key, 0) for key in claims.STATEMENTS
+                                             if not key.startswith(("sink", "lid"))}
+    card = (tmp_path / "glove" / "card.md").read_text()
+    assert "no static baseline to face, being one" in card and "a static embedding has no position" in card
+
+
+def test_the_comparison_page_sets_the_cards_beside_the_papers_numbers(cards, tmp_path):
+    from isolib.card.page import comparison_references, write_comparison
+    from isolib.studies.ethayarajh_contextuality.settings import PAPER_MODELS, PAPER_REFERENCE, counterpart
+    from isolib.studies.rajaee_cluster_isotropy.settings import SLIDES_SIX_ROWS
+
+    references = comparison_references(PAPER_REFERENCE, PAPER_MODELS, counterpart, SLIDES_SIX_ROWS["stsb"])
+    page, html = write_comparison([cards["gpt2"], cards["bert"]], references, output=tmp_path)
+    summary, reference = pd.read_csv(tmp_path / "cards.csv"), pd.read_csv(tmp_path / "reference.csv")
+    assert len(summary) == 2 and summary.model.str.endswith("(start token)").sum() == 1
+    # Neither tiny model stands in for a paper's: no reference number faces them.
+    assert reference.empty
+    assert "Isotropy cards side by side" in page.read_text() and "<table" in html.read_text()
+
+
+def test_the_committed_cards_face_the_papers_numbers_as_stand_ins_never_judged():
+    from isolib import project
+    from isolib.card.page import comparison_references, comparison_table
+    from isolib.studies.ethayarajh_contextuality.settings import PAPER_MODELS, PAPER_REFERENCE, counterpart
+    from isolib.studies.rajaee_cluster_isotropy.settings import SLIDES_SIX_ROWS
+
+    folder = project.FIGURES_DIR / "06_model_card"
+    cards = {model: load_evidence(folder / model) for model in ("minilm", "smollm2")}
+    table = comparison_table(cards, comparison_references(PAPER_REFERENCE, PAPER_MODELS, counterpart,
+                                                          SLIDES_SIX_ROWS["stsb"])).set_index("finding")
+    bert = table.loc["average cosine of random words (anisotropy baseline), BERT L12"]
+    assert bert.paper == "0.477" and bert.minilm.endswith("(L6) · n/c") and not bert["smollm2 (start token)"]
+    gpt2 = table.loc["average cosine of random words (anisotropy baseline), GPT-2 L0"]
+    assert gpt2.smollm2.endswith("(L0) · n/c") and gpt2["smollm2 (start token)"].endswith("(L0) · n/c")
+    assert "STS-B Spearman x 100, raw, BERT-base (Rajaee & Pilehvar's slides) L12" in table.index
+    assert not [finding for finding in table.index if "ELMo" in finding], "no card faces ELMo"
+
+
+def test_a_subset_of_the_measures_is_what_every_measure_gives_of_them():
+    from isolib.measuring import MeasureOptions, every_measure
+    from isolib.sampling import Sample
+
+    generator = np.random.default_rng(1)
+    sample = Sample(generator.normal(size=(300, 12)) + 2.0, generator.integers(0, 40, 300).astype(str))
+    options = MeasureOptions(lid_k=20, lid_queries=100, k_max=3, kmeans_fit_size=None, silhouette_sample=None)
+    every = every_measure(sample, options, random_state=3)
+    some = every_measure(sample, options, random_state=3, measures=("average_cosine", "lid", "isoscore"))
+    assert some["lid"] == every["lid"] and some["isoscore"] == every["isoscore"]
+    assert np.isnan(some["silhouette"]) and np.isnan(some["s_inter"]) and not np.isnan(every["silhouette"])
+    with pytest.raises(ValueError, match="Unknown measures"):
+        every_measure(sample, options, measures=("cosine",))

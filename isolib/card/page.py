@@ -49,14 +49,19 @@ from isolib.measures import LABELS, MEASURE_NAMES, MEASURES, mean_kendall, repli
 from isolib.plotting import save_figure, set_style
 from isolib.views import View
 
-__all__ = ["Page", "statement_counts", "glance_table", "card_page", "write_card_page", "COMPARED",
+__all__ = ["Page", "statement_counts", "statement_summary", "rules_table", "glance_table", "card_page", "write_card_page", "COMPARED",
            "comparison_references", "comparison_table", "write_comparison"]
 
 CARD_FILE, HTML_FILE = "card.md", "card.html"
 CARD_DPI = 80
 COMPARISON_FILE = "COMPARISON"
 VIEW_NAMES = {"keep": "as the papers fed it (the sink kept)", "start_token": "behind a start token (judged)",
-              "drop": "position 0 dropped (judged)", "static": "static vectors"}
+              "drop": "position 0 dropped (judged)"}
+# What a card of a static embedding holds, and what it cannot.
+STATIC_SECTIONS = ("A static embedding has one layer and no position: its card holds every measure (on as many "
+                   "distinct words of the same windows as a transformer's sample has tokens), rogue dimensions, "
+                   "post-processing, clusters and STS-B (each sentence the mean of its words' vectors); it has no "
+                   "views, no first position, no agreement over layers, and no static baseline to face, being one.")
 _STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45;"
           "color:#222}table{border-collapse:collapse;font-size:0.85em;margin:0.8em 0}th,td{border:1px solid #ccc;"
           "padding:2px 6px;text-align:right}th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}"
@@ -310,6 +315,46 @@ def glance_table(evidence: dict, record: Record, label: str | None = None) -> pd
     return table.loc[:, (table != "").any()]
 
 
+def statement_summary(evidence: dict, record: Record, label: str) -> pd.DataFrame:
+    """Per kind of statement, in how many of the view's layers each status came out (the card's first table)."""
+    rows = []
+    for key, statement in STATEMENTS.items():
+        found = [verdict_of(record.findings, statement_claim(key, layer), label) for layer in _layers(evidence, label)]
+        statuses = pd.Series([f.status for f in found if f is not None], dtype=object).value_counts()
+        if len(statuses):
+            rows.append({"statement": statement.text.format(layer="L").replace("Layer L: ", "").replace("Layer L ", ""),
+                         "layers": int(statuses.sum()),
+                         **{STATUS_WORDS[status]: int(statuses.get(status, 0)) for status in STATUSES if status != "mixed"}})
+    return pd.DataFrame(rows)
+
+
+def _general(finding) -> str:
+    """A finding's rule without what :func:`isolib.findings.declare` adds about its own numbers (its control's value, the
+    range of thresholds over which its status holds)."""
+    rule = re.split(r" (?:Threshold ours|Its control)", finding.rule)[0]
+    return rule + (" Threshold ours." if finding.threshold_ours else "")
+
+
+def rules_table(record: Record) -> pd.DataFrame:
+    """One row per kind of statement the record holds: its rule (the first layer's, the layer's numbers aside), its
+    control, what the literature says."""
+    claims = {finding.finding: finding for finding in record.findings if finding.kind == "test"}
+    rows = []
+    for key, statement in STATEMENTS.items():
+        finding = next((claims[claim] for layer in range(200)
+                        if (claim := statement_claim(key, layer)) in claims and claims[claim].status != "not comparable"),
+                       None)
+        if finding is not None:
+            rows.append({"statement": statement.short, "rule": _general(finding), "control": finding.control,
+                         "the literature": statement.source})
+    agreement = next((f for f in record.findings if f.finding in {agreement_claim(name) for name in MEASURE_NAMES[1:]}),
+                     None)
+    if agreement is not None:
+        rows.append({"statement": "agrees with the average cosine", "rule": _general(agreement),
+                     "control": agreement.control, "the literature": agreement.paper})
+    return pd.DataFrame(rows)
+
+
 def _measures_table(evidence: dict, label: str) -> pd.DataFrame:
     measures = evidence["measures"]
     mine = measures[measures.space == label]
@@ -383,7 +428,7 @@ def _legend(page: Page) -> None:
                       f"**{STATUS_WORDS[status]}** ({status}): {meaning}" for status, meaning in
                       STATUS_MEANINGS.items() if status in STATUS_WORDS) + ".")
     page.add("note", "Kinds: " + "; ".join(f"*{kind}*: {meaning}" for kind, meaning in KIND_MEANINGS.items())
-             + ". Every rule, control and interval is on the statement's line in the table of every statement above, "
+             + ". Every rule and control is in the table of rules above; every statement's interval in its line "
                "and in results.json beside this page.")
 
 
@@ -405,14 +450,22 @@ def card_page(evidence: dict, record: Record, folder: str | Path) -> Page:
     model, kind, labels = run["model"], run["kind"], run["views"]
     judged = _judged_view(evidence)
     page = Page().add("h1", f"Isotropy card: {model}")
-    page.add("p", f"**Model:** {record.models}; {kind}, {run['n_layers']} layers (0 is the input embeddings), "
-                  f"{run['dim']} dimensions. **Views:** " + "; ".join(
-                      f"`{label}` {VIEW_NAMES[View.parse(label).first_position if kind != 'static' else 'static']}"
-                      for label in labels) + ".")
+    if kind == "static":
+        page.add("p", f"**Model:** {record.models}; static, {run['dim']} dimensions. {STATIC_SECTIONS}")
+    else:
+        views = ("; ".join(f"`{label}` {VIEW_NAMES[View.parse(label).first_position]}" for label in labels)
+                 if kind == "decoder" else f"`{model}`, every token as the model reads it ([CLS] and [SEP] left out)")
+        page.add("p", f"**Model:** {record.models}; {kind}, {run['n_layers']} layers (0 is the input embeddings), "
+                      f"{run['dim']} dimensions. **Views:** {views}.")
     for note in record.notes:
         page.add("p", note)
     page.add("p", "**Statements:** " + statement_counts(record.findings) + " Read each status as the answer to its "
                   "column; a number is the mean over the token samples [their range].")
+    page.add("h2", f"In short ({judged})")
+    page.add("p", "How many layers each statement holds for (✓ yes), and how many it could not be told from its "
+                  "control (= control), was undecided by its interval (~ borderline), failed (✗ no) or could not be "
+                  "judged (· n/c).")
+    page.add("table", statement_summary(evidence, record, judged))
     page.add("h2", "At a glance")
     for label in labels:
         page.add("h3", f"{label}").add("table", glance_table(evidence, record, label))
@@ -449,7 +502,8 @@ def card_page(evidence: dict, record: Record, folder: str | Path) -> Page:
             "control). Right: LID (k nearest neighbours), against the static baseline at the same number of points.")
     page.add("h2", f"What post-processing changes ({judged})")
     _figure(page, folder, "fig_post_processing", _post_processing_figure(evidence, judged),
-            "Measures read off the spectrum, raw and after each post-processing of the same token samples.")
+            "Measures read off the spectrum, raw (mean over the token samples) and after each post-processing of "
+            "the first sample.")
     page.add("h2", "Clusters")
     for label in labels:
         page.add("h3", label).add("table", _clusters_table(evidence, record, label))
@@ -461,8 +515,12 @@ def card_page(evidence: dict, record: Record, folder: str | Path) -> Page:
     _figure(page, folder, "fig_sts", _sts_figure(spearman, [judged]), f"STS-B dev Spearman x 100 per layer ({judged}).")
     for label in labels:
         page.add("h3", label).add("table", _sts_table(evidence, record, label))
-    every = findings_table(record.findings)
-    page.add("details", (f"Every statement ({len(every)}), with its rule and control", Page().add("table", every)))
+    every = findings_table(record.findings).drop(columns=["paper", "rule"])
+    page.add("h2", "Every statement")
+    page.add("p", "Each kind of statement has one rule, applied layer by layer, and one control judged by the same "
+                  "rule (results.json keeps each statement's own line).")
+    page.add("table", rules_table(record))
+    page.add("details", (f"Every statement ({len(every)}), with this run's numbers", Page().add("table", every)))
     _legend(page)
     page.add("note", f"Anisotropic: average cosine above {ANISOTROPIC}; measures agree: Kendall tau above {AGREE}. "
                      "Generated by `python -m isolib card` (isolib.card); re-judged from evidence/ alone.")
@@ -561,8 +619,8 @@ def comparison_table(cards: dict[str, dict], references: Sequence[tuple]) -> pd.
     Returns
     -------
     pandas.DataFrame
-        One row per reference number: ``finding`` (measure, paper model, layer), ``paper``, then one column per
-        view of each card compared, with this run's value (at the same relative depth) and its status.
+        One row per reference number that a card faces: ``finding`` (measure, paper model, layer), ``paper``, then
+        one column per view of each card compared, with this run's value (at the same relative depth) and its status.
     """
     per_layer = _per_layer(cards)
     findings = [finding for reference, paper_models, counterpart, tolerance in references
@@ -573,7 +631,10 @@ def comparison_table(cards: dict[str, dict], references: Sequence[tuple]) -> pd.
         row = rows.setdefault((finding.finding, finding.paper), {"finding": finding.finding, "paper": finding.paper})
         if finding.model != "-":
             row[finding.model] = f"{finding.ours} {STATUS_WORDS[finding.status]}"
-    return pd.DataFrame(list(rows.values())).fillna("")
+    # A paper model no card faces (ELMo; GPT-2 without a decoder's card) is left out.
+    faced = [row for row in rows.values() if len(row) > 2]
+    return pd.DataFrame(faced, columns=list(dict.fromkeys(["finding", "paper", *(key for row in faced for key in row)]))
+                        ).fillna("")
 
 
 def _summary(cards: dict[str, dict], records: dict[str, Record]) -> pd.DataFrame:
@@ -599,7 +660,7 @@ def _summary(cards: dict[str, dict], records: dict[str, Record]) -> pd.DataFrame
 def write_comparison(folders: Sequence[str | Path], references: Sequence[tuple], *, output: str | Path
                      ) -> tuple[Path, Path]:
     """Write ``COMPARISON.md`` and ``COMPARISON.html`` in ``output``: the cards in ``folders`` side by side, with the
-    papers' reference numbers (:func:`comparison_table`)."""
+    papers' reference numbers (:func:`comparison_table`); and the two tables as ``cards.csv`` and ``reference.csv``."""
     from isolib.evidence import load_evidence
     from isolib.findings import read_record
 
@@ -616,7 +677,8 @@ def write_comparison(folders: Sequence[str | Path], references: Sequence[tuple],
     page.add("p", "Each card's judged view (a decoder behind a start token) in one row, and for each statement the "
                   "number of layers where it holds (✓ yes) of those judged. Each card says which and why: "
                   + ", ".join(links) + ".")
-    page.add("table", _summary(cards, records))
+    summary, reference = _summary(cards, records), comparison_table(cards, references)
+    page.add("table", summary)
     page.add("h2", "Beside the papers' reference numbers")
     page.add("p", "Ethayarajh (2019) gives the average cosine of random words per layer of BERT and GPT-2; Rajaee & "
                   "Pilehvar's slides the STS-B Spearman of BERT-base's last layer, raw, centred and after "
@@ -624,8 +686,10 @@ def write_comparison(folders: Sequence[str | Path], references: Sequence[tuple],
                   "for BERT, the decoder for GPT-2), its number set at the same relative depth (layer / last layer) "
                   "and never judged against the paper's (· n/c). The paper's own model, run by the paper profile, "
                   "is judged within a tolerance (0.05 for a cosine, 2 points of Spearman).")
-    page.add("table", comparison_table(cards, references))
+    page.add("table", reference)
     output.mkdir(parents=True, exist_ok=True)
+    summary.to_csv(output / "cards.csv", index=False)  # the page's two tables, as every folder of figures/ keeps them
+    reference.to_csv(output / "reference.csv", index=False)
     markdown, page_html = output / f"{COMPARISON_FILE}.md", output / f"{COMPARISON_FILE}.html"
     markdown.write_text(page.markdown(output))
     page_html.write_text(page.html("Isotropy cards side by side"))
