@@ -375,8 +375,8 @@ def _clusters_table(evidence: dict, record: Record, label: str) -> pd.DataFrame:
     for layer in _layers(evidence, label):
         cell = control[(control.space == label) & (control.layer == layer)].iloc[0]
         mine = clusters[(clusters.space == label) & (clusters.layer == layer)]
-        artefacts = [f"{row.size} pts '{row.dominant_type}'" for row in mine.itertuples()
-                     if artefact_reason(row.dominant_share, row.norm_ratio)]
+        artefacts = [f"{row.size} points: {reason}" for row in mine.itertuples()
+                     if (reason := artefact_reason(row.dominant_share, row.norm_ratio))]
         rows.append({"layer": layer, "k": int(cell.k), "silhouette": round(float(cell.silhouette), 3),
                      "Gaussian control": round(float(cell.gaussian_silhouette), 3),
                      "artefact groups": "; ".join(artefacts) or "none",
