@@ -744,20 +744,6 @@ def _tokenize(tokenizer, texts, max_length, start_token: bool = False) -> _Encod
     return encoded
 
 
-def encoded_inputs(tokenizer, texts: Sequence[str], *, max_length: int = 512, start_token: bool = False) -> list[dict]:
-    """The model inputs of each text exactly as :func:`embed` builds them (a start token prepended where asked).
-
-    For a forward pass outside :func:`embed` that must see the same tokens (a decoder's attention, say).
-
-    Returns
-    -------
-    list of dict
-        Per text, each input's name (``input_ids``, ``attention_mask`` ...) to its list of ints.
-    """
-    encoded = _tokenize(tokenizer, list(texts), max_length, start_token)
-    return [{name: values[i] for name, values in encoded.inputs.items()} for i in range(len(encoded.offsets))]
-
-
 def token_table(tokenizer, texts: Sequence[str], *, first_sentence_id: int = 0, max_length: int = 512,
                 start_token: bool = False) -> pd.DataFrame:
     """The token table of :class:`Embeddings` for ``texts`` (see its ``tokens`` attribute)."""

@@ -419,32 +419,6 @@ def load_model(name: str, *, device: str = "cpu", revision: str = "main", progre
     )
 
 
-def check_hidden_states(loaded: LoadedModel) -> None:
-    """Refuse, in one sentence, a model whose forward pass on a text alone returns no hidden state per layer.
-
-    An encoder-decoder (T5) needs decoder inputs, a vision or audio model takes no text, and some heads return
-    only logits: isolib reads ``hidden_states``, one per layer, of a text alone.
-
-    Raises
-    ------
-    ModelError
-        Naming the model and what its forward pass gave instead.
-    """
-    import torch
-
-    batch = loaded.tokenizer(["a short text"], return_tensors="pt")
-    try:
-        with torch.inference_mode():
-            states = getattr(loaded.model(**{name: values.to(loaded.model.device) for name, values in batch.items()}),
-                             "hidden_states", None)
-        gave = "none" if states is None else f"{len(states)}, not {loaded.n_layers}"
-    except Exception as error:  # each architecture fails its own way: ValueError, TypeError, RuntimeError ...
-        states, gave = None, f"{type(error).__name__}: " + (str(error).strip().splitlines() or ["no message"])[0].rstrip(".")
-    if states is None or len(states) != loaded.n_layers:
-        raise ModelError(f"{loaded.name} gives no hidden states for a text alone ({gave}); isolib measures models "
-                         "whose forward pass on a text returns one hidden state per layer, such as BERT or GPT-2.")
-
-
 @dataclass(frozen=True)
 class SentenceConfig:
     """How a sentence-transformers model turns token vectors into a sentence vector.

@@ -35,7 +35,7 @@
 # | post-processing | the measures after centring, all-but-the-top, whitening, standardisation | (numbers: the figure) |
 # | local dimension | LID with 100 neighbours, against GloVe-50d on as many distinct words of the same windows | below the static baseline; paired over samples |
 # | clusters | the best k-means partition, each cluster's dominant token and norm (artefact groups flagged) | silhouette above 0.1 (Cai et al.) with two clusters that are no artefact group; control: a Gaussian of the layer's mean and covariance |
-# | STS-B dev | Spearman of the cosine of mean-pooled token vectors, raw and after each post-processing | higher than raw, paired over the 1,500 sentence pairs |
+# | STS-B dev | Spearman of the cosine of mean-pooled token vectors, raw and after each post-processing of them | higher than raw, paired over the 1,500 sentence pairs |
 #
 # A static embedding (GloVe) has one "layer" and no position: its card holds every section but the first
 # position, the views and the comparison with a static baseline, which it is.

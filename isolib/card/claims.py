@@ -277,8 +277,8 @@ def _sts(label: str, layer: int, evidence: dict, resampling: dict) -> list[Findi
             statement.claim(layer), statement.source, label,
             f"Spearman x 100 {100 * spearman(gold, by_method[method]):.1f} against {100 * raw:.1f} raw, "
             f"{100 * verdict.value:+.1f} [95% CI {100 * low:+.1f} to {100 * high:+.1f}]", verdict,
-            f"reproduced if Spearman's correlation with the gold scores of the cosine of mean-pooled token vectors is "
-            f"higher after {name} (fitted on the layer's STS-B dev tokens) than without, the interval of the paired "
+            f"reproduced if Spearman's correlation with the gold scores of the cosine of the sentences' mean-pooled "
+            f"token vectors is higher after {name} of them (fitted on the dev set's) than without, the interval of the paired "
             f"difference over the {len(gold)} sentence pairs above 0.", kind="test",
             control="the same layer without post-processing, on the same pairs", sampling_unit="sentence pairs"))
     return findings

@@ -17,9 +17,11 @@ position), then measures them with the library notebook 05 uses:
 * ``sink_norms``, ``sink_library`` and ``attention`` (a decoder) -- the norm of each window's first and
   second positions against the tokens after them, the library's :func:`isolib.embed.first_position_norm_ratio`,
   and where the model exposes it, the share of attention each draws;
-* ``sts`` and ``sts_gold`` -- each STS-B dev pair's cosine at every layer, mean-pooled, raw and after each
-  post-processing of the token vectors (fitted on the dev tokens of that layer, as notebook 03 does)
-  (:func:`mean_pooling` is :func:`isolib.evaluation.mean_pool` in one sparse product).
+* ``sts`` and ``sts_gold`` -- each STS-B dev pair's cosine at every layer, its token vectors mean-pooled into
+  sentence vectors (:func:`mean_pooling` is :func:`isolib.evaluation.mean_pool` in one sparse product), raw and
+  after each post-processing of the layer's sentence vectors, fitted on the dev set's sentences (as whitening
+  of sentence vectors is used for similarity; notebook 03 post-processes tokens, as Rajaee & Pilehvar did, at
+  about 12 times the cost).
 
 Nothing here judges: :mod:`isolib.card.claims` reads these tables only.
 """
@@ -38,17 +40,18 @@ import pandas as pd
 from isolib._checks import rng, sample_rows
 from isolib.card.settings import POST_PROCESSINGS, SPECTRUM_MEASURES, CardSettings
 from isolib.datasets import load_corpus, load_sts
-from isolib.embed import Embeddings, embed_views, encoded_inputs, first_position_norm_ratio
+from isolib.embed import Embeddings, _tokenize, embed_views, first_position_norm_ratio
+from isolib.errors import ModelError
 from isolib.evaluation import sts_correlation
 from isolib.measuring import ChangeSettings, MeasureOptions, measure_spaces, rogue_shares
 from isolib.metrics import select_kmeans
-from isolib.models import OFFLINE_MODELS, LoadedModel, check_hidden_states, load_model, load_static
+from isolib.models import OFFLINE_MODELS, LoadedModel, load_model, load_static
 from isolib.sampling import Sample, analysed_tokens, draw_token_samples, static_sample, token_samples
 from isolib.transforms import abtt, centre, standardise, whiten
 from isolib.views import View
 from isolib.windows import running_text_windows
 
-__all__ = ["Spaces", "card_evidence", "read_spaces", "cluster_table", "sink_norms", "attention_shares", "mean_pooling",
+__all__ = ["Spaces", "card_evidence", "check_hidden_states", "encoded_inputs", "read_spaces", "cluster_table", "sink_norms", "attention_shares", "mean_pooling",
            "sts_similarities"]
 
 
@@ -93,6 +96,43 @@ class Spaces:
             vectors = self.static.matrix if space not in self.embeddings else self.embeddings[space].layer(layer)
             return token_samples(vectors, self.samples[space])
         return read
+
+
+def check_hidden_states(loaded: LoadedModel) -> None:
+    """Refuse, in one sentence, a model whose forward pass on a text alone returns no hidden state per layer.
+
+    An encoder-decoder (T5) needs decoder inputs, a vision or audio model takes no text, and some heads return
+    only logits: a card reads ``hidden_states``, one per layer, of a text alone.
+
+    Raises
+    ------
+    isolib.errors.ModelError
+        Naming the model and what its forward pass gave instead.
+    """
+    import torch
+
+    batch = loaded.tokenizer(["a short text"], return_tensors="pt")
+    try:
+        with torch.inference_mode():
+            states = getattr(loaded.model(**{name: values.to(loaded.model.device) for name, values in batch.items()}),
+                             "hidden_states", None)
+        gave = "none" if states is None else f"{len(states)}, not {loaded.n_layers}"
+    except Exception as error:  # each architecture fails its own way: ValueError, TypeError, RuntimeError ...
+        states, gave = None, f"{type(error).__name__}: " + (str(error).strip().splitlines() or ["no message"])[0].rstrip(".")
+    if states is None or len(states) != loaded.n_layers:
+        raise ModelError(f"{loaded.name} gives no hidden states for a text alone ({gave}); a card measures models "
+                         "whose forward pass on a text returns one hidden state per layer, such as BERT or GPT-2.")
+
+
+def encoded_inputs(tokenizer, texts, *, max_length: int, start_token: bool) -> list[dict]:
+    """The model inputs of each text exactly as :func:`isolib.embed.embed` builds them (a start token prepended
+    where asked), for a forward pass that must see the same tokens: per text, each input's name to its list of ints.
+
+    ``isolib.embed``'s own tokenisation, called here rather than given a public twin there: its code keys the
+    studies' stored steps, which a change to it would compute again.
+    """
+    encoded = _tokenize(tokenizer, list(texts), max_length, start_token)
+    return [{name: values[i] for name, values in encoded.inputs.items()} for i in range(len(encoded.offsets))]
 
 
 def _refuse_small_corpus(settings: CardSettings, available: int, model: str) -> None:
@@ -357,14 +397,14 @@ def _first_position(spaces: Spaces, settings: CardSettings) -> dict:
 # --------------------------------------------------------------------------- the similarity task
 
 
-def _post_processed(tokens: np.ndarray, method: str, abtt_components: int) -> np.ndarray:
+def _post_processed(vectors: np.ndarray, method: str, abtt_components: int) -> np.ndarray:
     if method == "raw":
-        return tokens
+        return vectors
     if method == "centre":
-        return centre(tokens)
+        return centre(vectors)
     if method == "abtt":
-        return abtt(tokens, min(abtt_components, tokens.shape[1] - 1))
-    return whiten(tokens) if method == "whiten" else standardise(tokens)
+        return abtt(vectors, min(abtt_components, vectors.shape[1] - 1))
+    return whiten(vectors) if method == "whiten" else standardise(vectors)
 
 
 def mean_pooling(sentence_ids: np.ndarray, n_sentences: int):
@@ -389,7 +429,7 @@ def mean_pooling(sentence_ids: np.ndarray, n_sentences: int):
 
 def sts_similarities(label: str, layer: int, read: Callable, sentence_ids: np.ndarray, n_sentences: int,
                      first: np.ndarray, second: np.ndarray, abtt_components: int) -> pd.DataFrame:
-    """Each pair's cosine of mean-pooled token vectors at one layer, raw and after each post-processing.
+    """Each pair's cosine of one layer's mean-pooled token vectors, raw and after each post-processing of them.
 
     Parameters
     ----------
@@ -410,14 +450,13 @@ def sts_similarities(label: str, layer: int, read: Callable, sentence_ids: np.nd
         ``space``, ``layer``, ``method`` ("raw" or one of :data:`~isolib.card.settings.POST_PROCESSINGS`),
         ``pair``, ``similarity``.
     """
-    tokens = np.asarray(read(), dtype=np.float64)
-    pooling = mean_pooling(sentence_ids, n_sentences)
+    sentences = np.asarray(mean_pooling(sentence_ids, n_sentences) @ np.asarray(read(), dtype=np.float64))
     tables = []
     for method in ("raw", *POST_PROCESSINGS):
-        sentences = np.asarray(pooling @ _post_processed(tokens, method, abtt_components))
-        similarities = sts_correlation(sentences[first], sentences[second], np.arange(len(first))).similarities
+        processed = _post_processed(sentences, method, abtt_components)
+        similarities = sts_correlation(processed[first], processed[second], np.arange(len(first))).similarities
         tables.append(pd.DataFrame({"space": label, "layer": layer, "method": method, "pair": np.arange(len(first)),
-                                    "similarity": similarities}))
+                                    "similarity": similarities.astype(np.float32)}))
     return pd.concat(tables, ignore_index=True)
 
 

@@ -510,7 +510,7 @@ def card_page(evidence: dict, record: Record, folder: str | Path) -> Page:
     page.add("h2", "A similarity task: STS-B dev")
     spearman = _sts_spearman(evidence)
     page.add("p", f"Cosine of mean-pooled token vectors against the gold scores of {run['sts']['pairs']:,} pairs, "
-                  "raw and after each post-processing (fitted on the layer's dev tokens); the status says whether it "
+                  "raw and after each post-processing of them (fitted on the dev set's sentences); the status says whether it "
                   "beats raw, paired over sentence pairs.")
     _figure(page, folder, "fig_sts", _sts_figure(spearman, [judged]), f"STS-B dev Spearman x 100 per layer ({judged}).")
     for label in labels:
