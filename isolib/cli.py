@@ -1,5 +1,5 @@
 """``python -m isolib``: data fetch/verify, reproduce, check the committed figures, judge stored evidence, student
-copies, the embedding cache, and the overview."""
+copies, the embedding cache, the overview, and a model's isotropy card."""
 
 from __future__ import annotations
 
@@ -146,6 +146,20 @@ def _cache(args) -> int:
     return 0
 
 
+def _card(args) -> int:
+    from isolib.card import CardSettings, make_card
+    from isolib.card.page import statement_counts
+
+    settings = CardSettings(corpus=args.corpus, split=args.split, token_budget=args.token_budget,
+                            n_points=args.points, sts_pairs=args.sts_pairs, n_resamples=args.resamples,
+                            static_baseline="" if args.static_baseline == "none" else args.static_baseline,
+                            n_jobs=args.jobs, device=args.device)
+    card = make_card(args.model, settings, out=args.out)
+    print(f"{args.model}: {statement_counts(card.record.findings)}")
+    print(f"wrote {card.markdown} and {card.html}")
+    return 0
+
+
 def _overview(args) -> int:
     from isolib.comparison import validate_committed
     from isolib.findings import write_overview
@@ -242,6 +256,31 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--all", action="store_true", help="prune: every entry")
     cache.add_argument("--dry-run", action="store_true", help="prune: list what would be deleted, delete nothing")
     cache.set_defaults(func=_cache)
+
+    from isolib.card.settings import CORPORA, DEFAULT_TOKEN_BUDGET, SPLITS, CardSettings
+
+    card = commands.add_parser("card", help="an isotropy report card of one model: every measure per layer, the "
+                               "attention sink, rogue dimensions, post-processing, LID, clusters and STS-B, judged "
+                               "(card.md and card.html, default build/cards/MODEL/)")
+    card.add_argument("model", help="an offline model (minilm, mpnet, smollm2, glove-50d), a model folder or a Hub id")
+    card.add_argument("--token-budget", type=int, default=DEFAULT_TOKEN_BUDGET, metavar="N",
+                      help=f"about N tokens of running text in windows drawn at random (default {DEFAULT_TOKEN_BUDGET}: "
+                           "16 windows of 512 tokens, as notebooks 02 and 05's quick runs, whose embeddings it reuses)")
+    card.add_argument("--out", metavar="DIR", help="the card's folder (default build/cards/MODEL/)")
+    card.add_argument("--corpus", choices=CORPORA, default="ptb", help="running text (default ptb)")
+    card.add_argument("--split", choices=SPLITS, default="train", help="its split (default train)")
+    card.add_argument("--points", type=int, default=CardSettings.n_points, metavar="N",
+                      help=f"word tokens per sample, each layer measured on {CardSettings.n_replicates} samples "
+                           f"(default {CardSettings.n_points})")
+    card.add_argument("--sts-pairs", type=int, default=0, metavar="N", help="STS-B dev pairs scored (default 0: all)")
+    card.add_argument("--static-baseline", choices=("glove-50d", "none"), default="glove-50d",
+                      help="static vectors measured on the words of the same windows (default glove-50d)")
+    card.add_argument("--resamples", type=int, default=CardSettings.n_resamples, metavar="N",
+                      help=f"bootstrap resamples of every interval (default {CardSettings.n_resamples})")
+    card.add_argument("--jobs", type=int, default=-1, metavar="N",
+                      help="layers measured at once in worker processes (default -1: one per core; 1: none)")
+    card.add_argument("--device", default="cpu", help="torch device of the forward passes (default cpu)")
+    card.set_defaults(func=_card)
 
     overview = commands.add_parser("overview", help="regenerate figures/README.md from the committed results.json records "
                                    "(a full run does it too)")

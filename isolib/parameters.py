@@ -94,6 +94,8 @@ def check_parameters(notebook: str, params: dict) -> None:
         check = studies.part(notebook, "settings").check_parameters
     elif notebook == "00_quickstart":  # no study: its rules are here
         check = check_quickstart_parameters
+    elif notebook == "06_model_card":  # no study: a card of any model, whose settings isolib.card checks
+        from isolib.card.settings import check_notebook_parameters as check
     else:
         return
     try:

@@ -32,14 +32,15 @@ def set_style() -> None:
                          "pdf.compression": 6})
 
 
-def save_figure(fig, output_dir: str | Path, name: str) -> list[Path]:
-    """Write ``fig`` as ``<output_dir>/<name>.png`` and ``.pdf``; return the paths."""
+def save_figure(fig, output_dir: str | Path, name: str, *, formats=("png", "pdf")) -> list[Path]:
+    """Write ``fig`` as ``<output_dir>/<name>.png`` and ``.pdf`` (or the ``formats`` given); return the paths."""
     folder = Path(output_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    png, pdf = folder / f"{name}.png", folder / f"{name}.pdf"
-    fig.savefig(png, bbox_inches="tight", metadata=_PNG_METADATA)
-    fig.savefig(pdf, bbox_inches="tight", metadata=_PDF_METADATA)
-    return [png, pdf]
+    metadata = {"png": _PNG_METADATA, "pdf": _PDF_METADATA}
+    paths = [folder / f"{name}.{kind}" for kind in formats]
+    for path, kind in zip(paths, formats):
+        fig.savefig(path, bbox_inches="tight", metadata=metadata[kind])
+    return paths
 
 
 TOLERANCES_FILE = "tolerances.json"

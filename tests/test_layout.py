@@ -13,8 +13,9 @@ from isolib.findings import RULES, overview_text, read_record
 
 PACKAGE = project.REPO_ROOT / "isolib"
 STUDIES = PACKAGE / "studies"
-# Notebooks that are not a study of a paper, so have no study package.
-NOT_STUDIES = {"00_quickstart"}
+# Notebooks that are not a study of a paper, so have no study package: the quickstart, and the card of any model
+# (isolib.card), which judges statements about a model rather than a paper's claims.
+NOT_STUDIES = {"00_quickstart", "06_model_card"}
 # What every study package holds; figures are optional (a study may draw everything in its notebook).
 PARTS = ("__init__", "settings", "compute", "claims")
 # The only places that import a module named at run time: the registry of studies (a notebook's name to its

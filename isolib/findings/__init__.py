@@ -53,6 +53,7 @@ from isolib.findings.intervals import (
     bootstrap_threshold,
     compare_correlations,
     compare_with_control,
+    with_interval,
 )
 from isolib.findings.record import (
     CHECK_STATUSES,
@@ -114,7 +115,7 @@ __all__ = [
     "KINDS", "KIND_MEANINGS", "STATUSES", "CHECK_STATUSES", "STATUS_MEANINGS", "RECORD_FILE", "RULES",
     "Verdict", "trend", "spearman", "threshold", "within", "sign", "all_of", "proportion", "threshold_range",
     "KNIFE_EDGE", "ARTEFACT_RULE", "artefact_reason", "MARKS", "BASES",
-    "bootstrap_threshold", "compare_correlations", "compare_with_control",
+    "bootstrap_threshold", "compare_correlations", "compare_with_control", "with_interval",
     "Finding", "declare", "not_comparable", "SINK_ARTEFACT", "combine_datasets", "combined_status",
     "judge_decoder_views", "mark_stand_ins",
     "Record", "read_record", "write_record",

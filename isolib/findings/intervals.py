@@ -16,7 +16,7 @@ import pandas as pd
 
 from isolib.findings.rules import Verdict, threshold
 
-__all__ = ["bootstrap_threshold", "compare_with_control", "compare_correlations"]
+__all__ = ["bootstrap_threshold", "compare_with_control", "compare_correlations", "with_interval"]
 
 
 def bootstrap_threshold(samples, statistic: Callable, *, above: float | None = None, below: float | None = None,
@@ -85,12 +85,16 @@ def bootstrap_threshold(samples, statistic: Callable, *, above: float | None = N
         replicates = np.array([statistic(take(generator.integers(0, n, n),
                                               generator.integers(0, n_replicates, n_replicates) if crossed else None))
                                for _ in range(n_resamples)], dtype=float)
-    return _with_interval(verdict, replicates, level, above=above, below=below, inclusive=inclusive)
+    return with_interval(verdict, replicates, level, above=above, below=below, inclusive=inclusive)
 
 
-def _with_interval(verdict: Verdict, replicates: np.ndarray, level: float, **bounds) -> Verdict:
+def with_interval(verdict: Verdict, replicates: np.ndarray, level: float = 0.95, **bounds) -> Verdict:
     """``verdict`` with the percentile interval of its bootstrap ``replicates``: borderline where the interval
-    crosses a bound, degenerate (never borderline) where it has zero width."""
+    crosses a bound, degenerate (never borderline) where it has zero width.
+
+    For a statistic whose resamples are computed elsewhere (e.g. a share over bootstrap weights of tokens);
+    ``bounds`` are the ``above``, ``below`` and ``inclusive`` of the :func:`threshold` that gave ``verdict``.
+    """
     low, high = np.nanquantile(replicates, [(1 - level) / 2, (1 + level) / 2])
     degenerate = bool(high - low <= 1e-12 * max(1.0, abs(verdict.value)))
     ends = [threshold(end, **bounds).passed for end in (low, high)]
@@ -195,6 +199,6 @@ def compare_correlations(gold, ours, control, *, higher: bool = True, n_resample
         return np.take_along_axis(correlations(weights, x), seeds, axis=1).mean(axis=1)
 
     differences = resampled(ranks[0]) - resampled(ranks[1])
-    return _with_interval(verdict, differences, level, above=0.0 if higher else None, below=None if higher else 0.0)
+    return with_interval(verdict, differences, level, above=0.0 if higher else None, below=None if higher else 0.0)
 
 

@@ -6,9 +6,16 @@ Shared by :mod:`~isolib.studies.every_measure.compute` (which measures and chang
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from isolib.checks import check_choices, check_extraction, check_integers, check_layers, check_models
+from isolib.measures import (
+    CHANGES,
+    LABELS,
+    MEASURE_BY_NAME,
+    MEASURE_NAMES,
+    MEASURES,
+    TOP_COORDINATES,
+    Measure,
+)
 
 __all__ = ["CITATION", "TITLE", "REFERENCES", "Measure", "MEASURES", "MEASURE_NAMES", "MEASURE_BY_NAME", "LABELS",
            "CHANGES", "TOP_COORDINATES", "check_parameters"]
@@ -31,71 +38,6 @@ REFERENCES = {
     "Roy & Vetterli 2007": "The effective rank: a measure of effective dimensionality, EUSIPCO 2007",
     "Levina & Bickel 2005": "Maximum Likelihood Estimation of Intrinsic Dimension, NeurIPS 2004",
 }
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One measure of the table.
-
-    Attributes
-    ----------
-    name : str
-        Its column in every table.
-    label : str
-        How figures and the guide name it.
-    family : str
-        ``cosine``, ``variance``, ``isotropy score``, ``neighbours`` or ``clusters``.
-    source : str
-        Who introduced or used it (a key of :data:`REFERENCES`).
-    isotropic : {"high", "low"}
-        Which end is isotropic.
-    """
-
-    name: str
-    label: str
-    family: str
-    source: str
-    isotropic: str
-
-
-MEASURES = (
-    Measure("average_cosine", "average cosine", "cosine", "Ethayarajh 2019", "low"),
-    Measure("anisotropy_baseline", "anisotropy baseline", "cosine", "Ethayarajh 2019", "low"),
-    Measure("s_inter", "S_inter", "cosine", "Cai et al. 2021", "low"),
-    Measure("s_intra", "S_intra", "cosine", "Cai et al. 2021", "low"),
-    Measure("mev_baseline", "MEV baseline", "variance", "Ethayarajh 2019", "low"),
-    Measure("iw", "I(W)", "isotropy score", "Mu & Viswanath 2018", "high"),
-    Measure("isoscore", "IsoScore", "isotropy score", "Rudman et al. 2022", "high"),
-    Measure("effective_rank", "effective rank / d", "variance", "Roy & Vetterli 2007", "high"),
-    Measure("top_dimension_share", "top-coordinate variance share", "variance", "Timkey & van Schijndel 2021", "low"),
-    Measure("top_direction_share", "top-PC variance share", "variance", "Mu & Viswanath 2018", "low"),
-    Measure("lid", "LID", "neighbours", "Cai et al. 2021", "high"),
-    Measure("silhouette", "best k-means silhouette", "clusters", "Cai et al. 2021", "low"),
-)
-MEASURE_NAMES = tuple(measure.name for measure in MEASURES)
-MEASURE_BY_NAME = {measure.name: measure for measure in MEASURES}
-# How tables and figures name each measure, and I(W) on its log scale.
-LABELS = {measure.name: measure.label for measure in MEASURES} | {"log10_iw": "log10 I(W)"}
-
-# The controlled changes of the points (item 3 of the issue), in the order of the sensitivity table.
-CHANGES = {
-    "centre": "global centring",
-    "abtt": "all-but-the-top (ABTT)",
-    "cluster": "cluster-based method (03)",
-    "whiten": "whitening (ZCA)",
-    "standardise": "standardisation of each coordinate",
-    "drop_top_1": "top coordinate removed",
-    "drop_top_3": "top 3 coordinates removed",
-    "rotate": "random rotation",
-    "unit_length": "every vector scaled to unit length",
-    "drop_first_position": "decoder's first position removed",
-    "scale": "uniform scaling",
-    "outlier": "one planted outlier",
-    "fewer_points": "fewer points",
-}
-
-# The top coordinates (by their part of the average cosine) whose share of it the rogue-dimension claim reads.
-TOP_COORDINATES = 3
 
 
 def check_parameters(params: dict) -> None:
