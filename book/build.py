@@ -22,6 +22,7 @@ import yaml
 BOOK = Path(__file__).resolve().parent
 ROOT = BOOK.parent
 GLOSSARY = ROOT / "docs" / "glossary.md"
+CARDS_PAGE = "COMPARISON.md"  # a folder of model cards (figures/06_model_card/): the page setting them side by side
 
 
 def _heading(lines) -> str | None:
@@ -56,6 +57,10 @@ def chapters(figures: Path) -> list[dict]:
                 chapter["sections"] = [{"file": f"{folder.name}/RESULTS", "title": "Results of this run"}]
         elif results.exists():
             chapter = {"file": f"{folder.name}/RESULTS"}
+        elif (folder / CARDS_PAGE).exists():  # the model cards: their comparison, each card a section
+            chapter = {"file": f"{folder.name}/{Path(CARDS_PAGE).stem}", "title": "Isotropy cards of the offline models",
+                       "sections": [{"file": f"{folder.name}/{card.parent.name}/card", "title": card.parent.name}
+                                    for card in sorted(folder.glob("*/card.md"))]}
         else:
             continue  # no page of its own yet (00_quickstart's figure is on the overview)
         found.append(chapter)
@@ -87,6 +92,18 @@ def stage_notebook(notebook: Path, target: Path) -> None:
     target.write_text(json.dumps(nb, indent=1, ensure_ascii=False))
 
 
+def stage_cards(folder: Path, target: Path) -> None:
+    """The model cards of ``folder`` in ``target``: the comparison, linking to each card's page rather than its
+    HTML file, and each card's Markdown page with its figures."""
+    comparison = re.sub(r"\]\(([\w.-]+)/card\.html\)", r"](\1/card.md)", (folder / CARDS_PAGE).read_text())
+    (target / CARDS_PAGE).write_text(glossary_links(comparison, 1))
+    for card in sorted(folder.glob("*/card.md")):
+        (target / card.parent.name).mkdir()
+        (target / card.parent.name / "card.md").write_text(glossary_links(card.read_text(), 2))
+        for image in card.parent.glob("*.png"):
+            shutil.copy2(image, target / card.parent.name / image.name)
+
+
 def stage(figures: Path, src: Path) -> Path:
     """The book's sources in ``src``: book/'s files, figures/'s pages, their PNGs (for raw HTML) in _extra/."""
     shutil.rmtree(src, ignore_errors=True)
@@ -100,6 +117,8 @@ def stage(figures: Path, src: Path) -> Path:
             (src / folder.name / "RESULTS.md").write_text(glossary_links((folder / "RESULTS.md").read_text(), 1))
         if (folder / f"{folder.name}.ipynb").exists():
             stage_notebook(folder / f"{folder.name}.ipynb", src / folder.name / f"{folder.name}.ipynb")
+        if (folder / CARDS_PAGE).exists():
+            stage_cards(folder, src / folder.name)
         # figures/README.md shows the PNGs as <img src="<study>/<figure>.png">, which Sphinx does not copy.
         (src / "_extra" / folder.name).mkdir(parents=True)
         for image in folder.glob("*.png"):

@@ -95,12 +95,14 @@ def internal(url: str) -> bool:
 def test_every_study_has_its_pages(book):
     html, _, toc = book
     files = toc_files(toc)
-    assert files[:2] == ["index", "README"], "the intro, then the overview (figures/README.md)"
+    assert files[:3] == ["index", "README", "glossary"], "the intro, the overview (figures/README.md), the glossary"
     for folder in sorted(path for path in FIGURES.glob("[0-9][0-9]_*") if path.is_dir()):
         if (folder / f"{folder.name}.ipynb").exists():
             assert f"{folder.name}/{folder.name}" in files, f"the executed notebook of {folder.name} is not in the book"
         if (folder / "RESULTS.md").exists():
             assert f"{folder.name}/RESULTS" in files, f"{folder.name}/RESULTS.md is not in the book"
+        for card in folder.glob("*/card.md"):  # the model cards, each a page beside their comparison
+            assert {f"{folder.name}/COMPARISON", f"{folder.name}/{card.parent.name}/card"} <= set(files)
     for file in files:
         assert (html / f"{file}.html").is_file(), f"{file} was not built"
 
