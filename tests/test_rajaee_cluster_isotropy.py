@@ -280,9 +280,10 @@ def test_findings_follow_their_rules():
         return found(claim, model).status
 
     assert status("The proposed method raises STS Spearman", "bert-base-uncased") == "reproduced"
-    # One line per claim and model: minilm is borderline on STS-B dev and reproduces on STS12.
+    # One line per claim and model: minilm is borderline on STS-B dev and reproduces on STS12, no status on more
+    # than half of the datasets: mixed.
     raised = found("The proposed method raises STS Spearman", "minilm")
-    assert raised.status == "borderline" and raised.ours.startswith("STS-B dev: ") and "; STS12: " in raised.ours
+    assert raised.status == "mixed" and raised.ours.startswith("STS-B dev: ") and "; STS12: " in raised.ours
     assert status("The proposed method beats the best", "bert-base-uncased") == "reproduced"
     tally = found("The proposed method beats the best", "minilm").ours
     assert tally.startswith("over 2 datasets: 1 higher, 1 within noise, 0 lower;")
