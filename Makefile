@@ -97,7 +97,7 @@ PROFILE ?= quick
 variant: $(INSTALLED)
 	set -f; $(PY) -m isolib reproduce --profile $(PROFILE) --only $(NB) $$(printf -- '-p %s %s ' $(P))
 
-# Student copies, as nbgrader's generate_assignment releases them (TEACHING.md), in build/student/: every study's,
+# Student copies, as nbgrader's generate_assignment releases them (TEACHING.md), in build/handout/: every study's,
 # or one with NB=04_mickus_isotropy_clusters.
 student: $(INSTALLED)
 	$(PY) -m isolib student $(or $(NB),all)

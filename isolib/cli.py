@@ -175,6 +175,8 @@ PROFILE_COSTS = """Execute the study notebooks with Papermill under one profile:
 
   quick   the default: the defaults of each notebook's parameters cell (fewer models, subsets of
           the data); a few minutes per notebook on two CPU cores; writes build/quick/.
+  student the notebooks with exercises, as small as their exercises allow, the profile their
+          student copies open on (TEACHING.md): under 2 minutes each on two cores; writes build/student/.
   full    all data, every offline model (make figures); on two CPU cores 00 about 6 min, 01 about
           80 min, 02 about 30 min, 03 about 4 h, 04 about 3 h, 05 about 15 min; writes the committed
           figures/.
@@ -183,6 +185,8 @@ PROFILE_COSTS = """Execute the study notebooks with Papermill under one profile:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from isolib.project import PROFILES
+
     parser = argparse.ArgumentParser(prog="python -m isolib", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -199,8 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("reproduce", help="execute the notebooks with Papermill (the quick profile unless "
                               "--profile says otherwise)", formatter_class=argparse.RawDescriptionHelpFormatter,
                               description=PROFILE_COSTS)
-    run.add_argument("--profile", choices=("quick", "full", "paper"), default="quick",
-                     help="quick (default), full or paper; what each costs is above")
+    run.add_argument("--profile", choices=PROFILES, default="quick",
+                     help="quick (default), student, full or paper; what each costs is above")
     run.add_argument("--only", action="append", metavar="NAME", help="run only this notebook (repeatable)")
     run.add_argument("--store", action="store_true",
                      help="quick profile: also store the executed notebook as notebooks/NAME.ipynb")
@@ -225,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     judge = commands.add_parser("judge", help="re-judge studies' claims from their stored evidence and rewrite their "
                                 "results.json and RESULTS.md (no model is loaded, nothing is recomputed)")
     judge.add_argument("notebook", nargs="*", help="study notebooks, e.g. 04_mickus_isotropy_clusters (default: all)")
-    judge.add_argument("--profile", choices=("quick", "full", "paper"), default="full",
+    judge.add_argument("--profile", choices=PROFILES, default="full",
                        help="whose evidence: full (default, the committed figures/ and figures/README.md), quick "
                             "(build/quick/) or paper (build/paper/)")
     judge.add_argument("--folder", help="judge the evidence in this folder instead (e.g. notebooks/quick_results/NB, "
@@ -239,10 +243,10 @@ def build_parser() -> argparse.ArgumentParser:
     new.set_defaults(func=_new_study)
 
     student = commands.add_parser("student", help="write the student copy of a study notebook, as nbgrader's "
-                                  "generate_assignment releases it (default build/student/)")
+                                  "generate_assignment releases it (default build/handout/)")
     student.add_argument("notebook", nargs="?", default="all",
                          help="notebook name, e.g. 04_mickus_isotropy_clusters, or 'all' (default): every study")
-    student.add_argument("--output", help="folder for the copies (default build/student/)")
+    student.add_argument("--output", help="folder for the copies (default build/handout/)")
     student.set_defaults(func=_student)
 
     cache = commands.add_parser("cache", help="list, size or prune the embedding cache (.cache/ or ISOLIB_CACHE_DIR)")

@@ -20,7 +20,9 @@ BUILD_DIR = REPO_ROOT / "build"
 FIGURES_DIR = REPO_ROOT / "figures"
 # The stored quick run's evidence and record, beside its notebook: what `judge` and its tests re-judge from a clone.
 QUICK_RESULTS_DIR = NOTEBOOK_DIR / "quick_results"
-PROFILES = ("quick", "full", "paper")
+# student: the notebooks with exercises only (notebooks/params/<notebook>/student.yaml), the profile their
+# student copies open on (isolib.student).
+PROFILES = ("quick", "student", "full", "paper")
 # The kernel every committed notebook declares; `make setup` registers it for the user, so any
 # JupyterLab (the project's, a system one, conda's) offers it and runs the project's environment.
 PROJECT_KERNEL = {"name": "isolib", "display_name": "Python (isolib)", "language": "python"}

@@ -11,6 +11,10 @@ full
 paper
     ``notebooks/params/<notebook>/paper.yaml``: the papers' own Hub models (network,
     ideally a GPU). Outputs go under ``build/paper/``.
+student
+    ``notebooks/params/<notebook>/student.yaml``, for the notebooks with exercises only: the setting their
+    student copies open on (:mod:`isolib.student`), small enough to reach the exercises in under 2 minutes
+    on two cores. Outputs go under ``build/student/``.
 
 The source of each notebook is ``notebooks/<name>.py`` (jupytext percent format);
 executed copies are written to ``build/<profile>/<name>.ipynb``. With ``store=True``
@@ -412,6 +416,15 @@ def reproduce(profile: str, only: list[str] | None = None, *, store: bool = Fals
         unknown = sorted(set(only) - set(names))
         if unknown:
             raise ValueError(f"Unknown notebook {', '.join(unknown)}; notebooks are: {', '.join(names)}.")
+    if profile == "student":
+        from isolib.student import exercise_notebooks
+
+        names = exercise_notebooks()  # the only notebooks with a student profile
+        without = sorted(set(only or ()) - set(names))
+        if without:
+            raise ValueError(f"{', '.join(without)} has no exercises, so no student profile; the notebooks with "
+                             f"exercises are: {', '.join(names)}.")
+    if only:
         names = [n for n in names if n in only]
     if overrides and len(names) != 1:
         raise ValueError("Parameter overrides (-p) apply to one notebook; name it with --only.")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 from pathlib import Path
 
 from isolib import project
+from isolib.parameters import parameters
 from isolib.runner import without_quick_run_note
 
 # The steps of nbgrader's `generate_assignment` (nbgrader.converters.GenerateAssignment.preprocessors), in its
@@ -30,20 +33,47 @@ def student_output_dir(notebook: str) -> str:
     return f"outputs/{notebook}"
 
 
+def python_literal(value) -> str:
+    """``value`` (a YAML scalar, list or mapping) as the parameters cell writes it: strings in double quotes."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(map(python_literal, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{python_literal(key)}: {python_literal(item)}" for key, item in value.items()) + "}"
+    return repr(value)
+
+
+def on_student_profile(source: str, notebook: str) -> str:
+    """The ``parameters`` cell ``source`` with the student profile's values (``notebooks/params/<notebook>/student.yaml``),
+    ``profile`` set to ``student`` and ``output_dir`` to :func:`student_output_dir`; each line keeps its comment."""
+    values = parameters(notebook, "student") | {"output_dir": student_output_dir(notebook)}
+    lines = source.split("\n")
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.AnnAssign) and node.target.id in values and node.lineno == node.end_lineno:
+            line = lines[node.lineno - 1]
+            lines[node.lineno - 1] = (line[:node.value.col_offset] + python_literal(values.pop(node.target.id))
+                                      + line[node.value.end_col_offset:])
+    if "output_dir" in values:
+        raise ValueError(f"{notebook}: its parameters cell declares no output_dir on one line.")
+    return "\n".join(lines)
+
+
 def what_to_run_first(notebook: str) -> str:
     """The first cell of a student copy: run the whole notebook before the exercises, which read its tables."""
     return (f"> **Before the exercises**, run the whole notebook from the top, in the kernel "
             f"*{project.PROJECT_KERNEL['display_name']}*: "
             f"*Kernel* > *Restart Kernel and Run All Cells*. The exercises at the end read the tables the cells above "
-            f"compute, which takes a few minutes (longer the first time a machine runs a model). The run stops at "
+            f"compute on the student profile, a small setting that reaches them in under 2 minutes on two cores "
+            f"(a little longer the first time a machine runs a model). The run stops at "
             f"the first answer cell with `NotImplementedError`: write your answer there in place of "
             f"`raise NotImplementedError()`, run it, then run the test cell below it. Figures and tables go to "
             f"`{student_output_dir(notebook)}/` beside this notebook.")
 
 
 def for_students(nb, notebook: str):
-    """``nb`` opening on :func:`what_to_run_first`, without its quick-run note and nbval's cell tags, its ``output_dir``
-    set to :func:`student_output_dir`.
+    """``nb`` opening on :func:`what_to_run_first`, without its quick-run note and nbval's cell tags, its parameters
+    those of the student profile (:func:`on_student_profile`).
 
     The note's links and the tags are for the committed quick run; nbgrader's cells are left as they are.
     """
@@ -58,10 +88,7 @@ def for_students(nb, notebook: str):
         else:
             cell.metadata.pop("tags", None)
         if "parameters" in cell.metadata.get("tags", []):
-            cell.source, found = re.subn(r'^(output_dir: str = )"[^"\n]*"', rf'\1"{student_output_dir(notebook)}"',
-                                         cell.source, count=1, flags=re.M)
-            if not found:
-                raise ValueError(f"{notebook}: its parameters cell declares no output_dir: str = \"...\".")
+            cell.source = on_student_profile(cell.source, notebook)
     return nb
 
 
@@ -72,9 +99,9 @@ def student_copy(notebook: str, folder: Path | None = None) -> Path:
     region becomes nbgrader's ``# YOUR CODE HERE`` stub, hidden tests go, the autograded test cells are
     locked and checksummed, outputs are cleared and the nbgrader metadata is validated. Before that
     :func:`for_students` puts :func:`what_to_run_first` first, drops the quick-run note and the nbval's cell tags,
-    and sets ``output_dir`` to :func:`student_output_dir`, so the copy writes into a folder beside itself
+    and sets the student profile's parameters, ``output_dir`` :func:`student_output_dir`, so the copy writes into a folder beside itself
     (``course-kit/nbgrader_config.py`` makes nbgrader's own ``generate_assignment`` do the same). The copy goes
-    to ``folder/<notebook>.ipynb`` (default ``build/student/``), never into ``notebooks/``, and runs from there
+    to ``folder/<notebook>.ipynb`` (default ``build/handout/``), never into ``notebooks/``, and runs from there
     as it is (its data and cache paths do not depend on where it lies).
 
     Returns
@@ -99,7 +126,7 @@ def student_copy(notebook: str, folder: Path | None = None) -> Path:
     resources: dict = {}
     for step in RELEASE_STEPS:
         nb, resources = getattr(preprocessors, step)().preprocess(nb, resources)
-    target = (folder or project.BUILD_DIR / "student") / f"{notebook}.ipynb"
+    target = (folder or project.BUILD_DIR / "handout") / f"{notebook}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, target)
     return target

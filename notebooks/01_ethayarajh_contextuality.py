@@ -59,7 +59,7 @@
 # numbers. ELMo is not run.
 
 # %% tags=["parameters"]
-profile: str = "quick"  # which profile produced this run: quick or full or paper
+profile: str = "quick"  # which profile produced this run: quick or student or full or paper
 output_dir: str = "../build/quick/figures/01_ethayarajh_contextuality"  # folder for figures and tables and RESULTS.md
 models: list = ["minilm"]  # offline short names such as minilm or mpnet or smollm2 or Hub ids such as gpt2
 corpus: str = "sts"  # sts: every sentence of STS 2012-2016 as in the paper; snli: the SNLI dev sentences as in the slides

@@ -69,7 +69,7 @@
 # `keep_placeholders` keeps them, as the authors' code did (it counted every piece as a type).
 
 # %% tags=["parameters"]
-profile: str = "quick"  # which profile produced this run: quick or full or paper
+profile: str = "quick"  # which profile produced this run: quick or student or full or paper
 output_dir: str = "../build/quick/figures/02_cai_clusters_manifolds"  # folder for figures and tables and RESULTS.md
 models: list = ["minilm"]  # offline short names such as minilm or mpnet or smollm2 or Hub ids such as gpt2
 corpora: list = ["ptb"]  # running text: ptb and or wikitext2 (train split)

@@ -61,7 +61,7 @@
 # sink moves each row is measured below, not assumed.
 
 # %% tags=["parameters"]
-profile: str = "quick"  # which profile produced this run: quick or full or paper
+profile: str = "quick"  # which profile produced this run: quick or student or full or paper
 output_dir: str = "../build/quick/figures/03_rajaee_cluster_isotropy"  # folder for figures and tables and RESULTS.md
 models: list = ["minilm"]  # offline short names such as minilm or mpnet or smollm2 or Hub ids such as bert-base-uncased
 datasets: list = ["stsb-dev"]  # among sts12 sts13 sts14 sts15 sts16 stsb-dev stsb-test sick-test

@@ -78,7 +78,7 @@
 # which each metric moves the expected way (at least 95%, ours) and the longest run against it.
 
 # %% tags=["parameters"]
-profile: str = "quick"  # which profile produced this run: quick or full or paper
+profile: str = "quick"  # which profile produced this run: quick or student or full or paper
 output_dir: str = "../build/quick/figures/04_mickus_isotropy_clusters"  # folder for figures and tables and RESULTS.md
 setups: list = ["polarity", "snli", "pos", "supersenses"]  # setups to run: polarity (i) and snli (ii) and pos (iii) and supersenses (iv)
 control_setups: list = ["polarity", "snli"]  # setups also trained on shuffled labels and label-free (controls, ours); [] skips them

@@ -75,7 +75,7 @@
 # (`smollm2 (start token)`, the view judged; the other shown beside, not counted).
 
 # %% tags=["parameters"]
-profile: str = "quick"  # which profile produced this run: quick or full or paper
+profile: str = "quick"  # which profile produced this run: quick or student or full or paper
 output_dir: str = "../build/quick/figures/05_every_measure"  # folder for figures and tables and RESULTS.md
 models: list = ["minilm"]  # offline short names such as minilm or mpnet or smollm2 or Hub ids such as gpt2
 corpus: str = "ptb"  # running text: ptb or wikitext2 (train split)

@@ -55,7 +55,7 @@
 # embedding layer.
 
 # %% tags=["parameters"]
-profile: str = "quick"  # which profile produced this run: quick or full or paper
+profile: str = "quick"  # which profile produced this run: quick or student or full or paper
 output_dir: str = "../build/quick/figures/06_model_card"  # folder of one card folder per model and of the comparison page
 models: list = ["minilm"]  # offline short names such as minilm or smollm2 or glove-50d or Hub ids such as gpt2
 corpus: str = "ptb"  # running text: ptb or wikitext2 (train split)

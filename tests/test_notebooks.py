@@ -68,7 +68,7 @@ def test_parameters_are_documented_and_every_profile_has_its_file(name):
     for parameter, info in declared.items():
         assert info["help"], f"parameter {parameter} needs a comment"
         assert info["inferred_type_name"] != "None", f"parameter {parameter} needs a type hint"
-    for profile in ("full", "paper"):
+    for profile in ("full", "paper", *(["student"] if name in student.exercise_notebooks() else [])):
         path = project.PARAMS_DIR / name / f"{profile}.yaml"
         assert path.exists(), f"{path} is missing"
         unknown = set(yaml.safe_load(path.read_text()) or {}) - set(declared)
@@ -213,7 +213,17 @@ def test_the_release_passes_nbgraders_checks_and_holds_no_solution(name, release
     for said in ("Restart Kernel and Run All Cells", project.PROJECT_KERNEL["display_name"],
                  ClearSolutions().code_stub["python"].splitlines()[-1], student.student_output_dir(name)):
         assert said in first.source, f"the first cell does not say {said!r}"
-    assert f'output_dir: str = "{student.student_output_dir(name)}"' in text
+    # The copy opens on the student profile, every other parameter as the notebook declares it.
+    cell = next(cell for cell in release.cells if "parameters" in cell.metadata.get("tags", []))
+    opened_on = {node.target.id: ast.literal_eval(node.value) for node in ast.parse(cell.source).body}
+    defaults = {parameter: declared.default for parameter, declared in parameters.parameter_declarations(name).items()}
+    assert opened_on == defaults | parameters.parameters(name, "student") | {
+        "output_dir": student.student_output_dir(name)}
+
+
+def test_the_student_profile_is_refused_for_a_notebook_without_exercises():
+    with pytest.raises(ValueError, match="has no exercises, so no student profile"):
+        runner.reproduce("student", ["00_quickstart"])
 
 
 CHEAPEST = "01_ethayarajh_contextuality"  # its quick profile takes under a minute with a warm cache

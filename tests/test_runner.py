@@ -485,12 +485,16 @@ def test_a_student_copy_is_nbgraders_release_without_note_markers_or_a_path_abov
     nbformat.write(nb, stored)
     (tiny_project / "notebooks" / f"{TINY}.py").write_text(jupytext.writes(nb, fmt="py:percent"))  # the pair, as synced
     assert student.exercise_notebooks() == [TINY]
+    with pytest.raises(FileNotFoundError, match="has no student parameters"):
+        student.student_copies("all", tiny_project / "student")
+    (tiny_project / "notebooks" / "params" / TINY / "student.yaml").write_text("n_points: 2\n")
     (path,) = student.student_copies("all", tiny_project / "student")
     assert path == tiny_project / "student" / f"{TINY}.ipynb"
     copy = nbformat.read(path, as_version=4)
     assert [tags for tags in _tags(copy) if runner.QUICK_RUN_NOTE_TAG in tags] == []
     assert copy.cells[0].id == student.FIRST_CELL_ID and copy.cells[1].source.startswith("# A tiny notebook")
     assert 'output_dir: str = "outputs/00_tiny"  # folder for figures and tables' in copy.cells[2].source
+    assert 'profile: str = "student"' in copy.cells[2].source and "n_points: int = 2  # points" in copy.cells[2].source
     solution, checked = copy.cells[-2:]
     assert solution.source == ClearSolutions().code_stub["python"] and solution.metadata.deletable is False
     assert checked.source == "assert answer > 0" and checked.metadata.editable is False
