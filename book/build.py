@@ -37,6 +37,12 @@ def notebook_title(path: Path) -> str | None:
     return _heading(line for source in sources for line in source.splitlines())
 
 
+def card_sections(folder: Path) -> list[dict]:
+    """A section per model card of ``folder`` (figures/06_model_card/<model>/card.md)."""
+    return [{"file": f"{folder.name}/{card.parent.name}/card", "title": card.parent.name}
+            for card in sorted(folder.glob("*/card.md"))]
+
+
 def chapters(figures: Path) -> list[dict]:
     """One chapter per study folder of ``figures``: its executed notebook (RESULTS.md a section) or RESULTS.md.
 
@@ -53,14 +59,17 @@ def chapters(figures: Path) -> list[dict]:
             cited = study.split(":", 1)[0] if study and ":" in study else ""
             if title:  # "Cai et al. (2021): <its title>"; a page that cites no single paper (05) by its title alone
                 chapter["title"] = f"{cited}: {title}" if re.search(r"\(\d{4}\)$", cited) else title
-            if results.exists():
-                chapter["sections"] = [{"file": f"{folder.name}/RESULTS", "title": "Results of this run"}]
+            sections = [{"file": f"{folder.name}/RESULTS", "title": "Results of this run"}] if results.exists() else []
+            if (folder / CARDS_PAGE).exists():
+                sections += [{"file": f"{folder.name}/{Path(CARDS_PAGE).stem}", "title": "The cards side by side"},
+                             *card_sections(folder)]
+            if sections:
+                chapter["sections"] = sections
         elif results.exists():
             chapter = {"file": f"{folder.name}/RESULTS"}
         elif (folder / CARDS_PAGE).exists():  # the model cards: their comparison, each card a section
             chapter = {"file": f"{folder.name}/{Path(CARDS_PAGE).stem}", "title": "Isotropy cards of the offline models",
-                       "sections": [{"file": f"{folder.name}/{card.parent.name}/card", "title": card.parent.name}
-                                    for card in sorted(folder.glob("*/card.md"))]}
+                       "sections": card_sections(folder)}
         else:
             continue  # no page of its own yet (00_quickstart's figure is on the overview)
         found.append(chapter)
@@ -79,14 +88,32 @@ def glossary_links(text: str, depth: int) -> str:
     return re.sub(r"\]\((?:\.\./)+docs/glossary\.md", "](" + "../" * depth + "glossary.md", text)
 
 
+# An output longer than this many lines (text, or the rows of a table shown as Markdown) is collapsed behind
+# a "Show output" button, so that a chapter reads as its prose and figures first.
+LONGEST_OPEN_OUTPUT = 25
+
+
+def output_lines(cell: dict) -> int:
+    """How many lines a code cell's text and Markdown outputs take."""
+    lines = 0
+    for output in cell.get("outputs", []):
+        for text in (output.get("text"), output.get("data", {}).get("text/markdown")):
+            if text:
+                lines += len(text if isinstance(text, list) else text.splitlines())
+    return lines
+
+
 def stage_notebook(notebook: Path, target: Path) -> None:
-    """A copy of the notebook without the test markers of its code cells (``# NBVAL_CHECK_OUTPUT``), its glossary
-    links pointed at the book's."""
+    """A copy of the notebook without the test markers of its code cells (``# NBVAL_CHECK_OUTPUT``), its long
+    outputs collapsed (:data:`LONGEST_OPEN_OUTPUT`), its glossary links pointed at the book's."""
     nb = json.loads(notebook.read_text())
     for cell in nb["cells"]:
         source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
         if cell["cell_type"] == "code":
             cell["source"] = re.sub(r"^[ \t]*# NBVAL_[A-Z_]+[ \t]*\n?", "", source, flags=re.M)
+            if output_lines(cell) > LONGEST_OPEN_OUTPUT:
+                tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+                tags.append("hide-output")
         else:
             cell["source"] = glossary_links(source, 1)
     target.write_text(json.dumps(nb, indent=1, ensure_ascii=False))

@@ -189,3 +189,32 @@ def test_a_study_without_its_executed_notebook_shows_its_results_page(tmp_path):
         {"file": "03_survey/03_survey", "title": "A title",
          "sections": [{"file": "03_survey/RESULTS", "title": "Results of this run"}]},
     ]
+
+
+def test_a_folder_of_cards_with_its_executed_notebook_keeps_the_comparison_and_the_cards(tmp_path):
+    folder = tmp_path / "06_cards"
+    (folder / "minilm").mkdir(parents=True)
+    (folder / "06_cards.ipynb").write_text(json.dumps({"cells": [{"cell_type": "markdown", "source": ["# Cards\n"],
+                                                                  "metadata": {}}]}))
+    (folder / "COMPARISON.md").write_text("# Side by side\n")
+    (folder / "minilm" / "card.md").write_text("# minilm\n")
+    assert _build_module().chapters(tmp_path) == [
+        {"file": "06_cards/06_cards", "title": "Cards",
+         "sections": [{"file": "06_cards/COMPARISON", "title": "The cards side by side"},
+                      {"file": "06_cards/minilm/card", "title": "minilm"}]}]
+
+
+def test_a_long_output_is_collapsed_and_a_short_one_is_not(tmp_path):
+    build = _build_module()
+    lines = build.LONGEST_OPEN_OUTPUT
+    cells = [{"cell_type": "code", "source": "# NBVAL_CHECK_OUTPUT\nprint(x)", "metadata": {},
+              "outputs": [{"output_type": "stream", "name": "stdout", "text": "row\n" * count}]}
+             for count in (lines, lines + 1)]
+    cells.append({"cell_type": "code", "source": "table", "metadata": {"tags": ["nbval-check-output"]},
+                  "outputs": [{"output_type": "display_data", "data": {"text/markdown": ["| a |\n"] * (lines + 1)}}]})
+    (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": cells}))
+    build.stage_notebook(tmp_path / "nb.ipynb", tmp_path / "staged.ipynb")
+    staged = json.loads((tmp_path / "staged.ipynb").read_text())["cells"]
+    assert [cell["metadata"].get("tags", []) for cell in staged] == [
+        [], ["hide-output"], ["nbval-check-output", "hide-output"]]
+    assert staged[0]["source"] == "print(x)"

@@ -153,9 +153,10 @@ def _rogue(label: str, layer: int, evidence: dict, anisotropic: bool) -> Finding
                    f"top {TOP_COORDINATES} coordinates (#{cell.rogue.replace(' ', ', #')}) carry {cell.top_share:.0%} "
                    f"{verdict.interval_text}; randomly rotated {cell.rotated_share:.0%}", verdict,
                    f"reproduced if the {TOP_COORDINATES} coordinates that contribute most carry more than "
-                   f"{ROGUE_SHARE:.0%} of the average cosine of the first token sample, with its 95% interval over its "
-                   "tokens.", kind="test", control="the same points randomly rotated (every cosine kept, no axis special)",
-                   control_verdict=control, threshold_ours=True, sampling_unit="tokens")
+                   f"{ROGUE_SHARE:.0%} of the average cosine of the first token sample, with its 95% interval over the "
+                   "sample's windows, each drawn whole (its tokens share a context).", kind="test",
+                   control="the same points randomly rotated (every cosine kept, no axis special)",
+                   control_verdict=control, threshold_ours=True, sampling_unit="windows")
 
 
 def _lid(label: str, layer: int, evidence: dict, resampling: dict) -> Finding | None:
