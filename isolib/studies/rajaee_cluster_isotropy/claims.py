@@ -119,6 +119,17 @@ def _slides_table(method: str, control: str, dataset: str) -> str:
     return f"{SLIDES_SIX_ROWS[key][control]:.2f} ({control}) -> {SLIDES_SIX_ROWS[key][method]:.2f} (BERT)"
 
 
+BEST_OTHER = "The proposed method beats the best of the other five rows"
+# The same comparison where the paper reported no six rows: our extension, judged on a line of its own so that it
+# never decides the paper's claim.
+BEYOND_SIX_ROWS = ", on datasets the paper's six-row table does not cover (ours)"
+
+
+def _six_row_key(dataset: str) -> str:
+    """The key of ``dataset`` in :data:`SLIDES_SIX_ROWS` (both STS-B splits are the slides' STS-B)."""
+    return "stsb" if dataset.startswith("stsb") else dataset
+
+
 def _comparison_findings(model: str, dataset: str, compared: pd.DataFrame) -> list[Finding]:
     """The paired STS claims on one model (view) and dataset: the proposed method and the slides' contrasts."""
     paper_before, paper_after = SLIDES_SPEARMAN[dataset]
@@ -133,16 +144,16 @@ def _comparison_findings(model: str, dataset: str, compared: pd.DataFrame) -> li
             sampling_unit=_STS_UNIT))
     if "proposed vs best other" in compared.index:
         row = compared.loc["proposed vs best other"]
-        six = "stsb" if dataset.startswith("stsb") else dataset
+        six = _six_row_key(dataset)
         paper = (f"best of six ({SLIDES_SIX_ROWS[six][PROPOSED]:.2f}; GMM + Mean + PCA "
                  f"{SLIDES_SIX_ROWS[six]['GMM + Mean + PCA']:.2f}, BERT)" if six in SLIDES_SIX_ROWS
-                 else "the slides' six-row table covers STS15 and STS-B only")
+                 else "not reported: the slides' six-row table covers STS15 and STS-B only")
         findings.append(declare(
-            "The proposed method beats the best of the other five rows", paper, model, _difference_text(row),
-            _comparison_verdict(row),
+            BEST_OTHER if six in SLIDES_SIX_ROWS else BEST_OTHER + BEYOND_SIX_ROWS, paper, model,
+            _difference_text(row), _comparison_verdict(row),
             "reproduced if the proposed method's Spearman is above the best other row's (by mean), " + PAIRED_RULE
             + " \"About equal to GMM + Mean + PCA\" reads as borderline.", kind="test",
-            control=_PAIRED_CONTROL.format("the best of the other five rows"), headline=True,
+            control=_PAIRED_CONTROL.format("the best of the other five rows"), headline=six in SLIDES_SIX_ROWS,
             sampling_unit=_STS_UNIT))
     for name, claim, control in (
             ("Mean + PCA vs pre-trained", "Mean + PCA (all-but-the-top) lowers STS Spearman", "the pre-trained vectors"),
@@ -238,12 +249,14 @@ def _dataset_findings(model: str, dataset: str, summary: pd.DataFrame, compariso
 
 
 def _with_tally(findings: list[Finding], comparisons: pd.DataFrame) -> list[Finding]:
-    """The best-other line of each model opens with its tally over datasets: higher, within noise, lower."""
+    """Each best-other line of each model opens with its tally over its datasets: higher, within noise, lower."""
     tallied = []
     for finding in findings:
-        if finding.finding == "The proposed method beats the best of the other five rows":
-            outcomes = comparisons[(comparisons.model == finding.model)
-                                   & (comparisons.comparison == "proposed vs best other")].outcome
+        if finding.finding in (BEST_OTHER, BEST_OTHER + BEYOND_SIX_ROWS):
+            rows = comparisons[(comparisons.model == finding.model)
+                               & (comparisons.comparison == "proposed vs best other")]
+            in_table = rows.dataset.map(_six_row_key).isin(SLIDES_SIX_ROWS.keys())
+            outcomes = rows[in_table if finding.finding == BEST_OTHER else ~in_table].outcome
             counts = ", ".join(f"{(outcomes == outcome).sum()} {outcome}" for outcome in ("higher", "within noise",
                                                                                            "lower"))
             datasets_run = f"{len(outcomes)} dataset{'s' * (len(outcomes) != 1)}"
