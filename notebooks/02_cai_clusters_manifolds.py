@@ -534,3 +534,138 @@ assert sorted(centring_effect.index) == sorted(per_layer.model.unique()), "one r
 expected = per_layer.groupby("model")[s_inter_columns].mean()
 assert np.allclose(centring_effect.loc[expected.index, s_inter_columns], expected, equal_nan=True)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 3.** Read the figure *LID against the number of points*. Table 3's claim is that contextual spaces
+# have a lower LID than static ones; this run judges it at the largest number of points n, the paper at about a
+# million. Is the first model's curve (`models[0]`) above or below the static vectors' (dashed) at the smallest n
+# of its curve, and at the largest? Answer with `lid_order`, a pair of labels `("above" or "below", "above" or
+# "below")`: at the smallest n, then at the largest. Check your reading in the table behind the figure,
+# `lid_curve` (one row per model and n; the static vectors are the model `"static"`), and think about what the
+# verdict would have been at a thousand points.
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_3", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+curve = (lid_curve[lid_curve.model == models[0]]
+         .merge(lid_curve[lid_curve.model == "static"], on="n", suffixes=("", "_static")).sort_values("n"))
+order = np.where(curve.lid_cosine < curve.lid_cosine_static, "below", "above")
+lid_order = (str(order[0]), str(order[-1]))
+lid_order
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_3_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 3: the first model's LID against the static vectors' at the smallest and at the largest n.
+assert len(lid_order) == 2 and set(lid_order) <= {"above", "below"}, 'lid_order holds two labels, "above" or "below"'
+### BEGIN HIDDEN TESTS
+ours, static_lid = (lid_curve[lid_curve.model == name].set_index("n").lid_cosine for name in (models[0], "static"))
+shared = sorted(set(ours.index) & set(static_lid.index))
+expected = tuple("below" if ours[n] < static_lid[n] else "above" for n in (shared[0], shared[-1]))
+assert tuple(lid_order) == expected, "compare the two curves at the first and at the last n of the first model's"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 4.** Change a threshold and re-judge a claim. The anisotropy claim is judged by the rule "S_inter above
+# 0.1 and S_intra above S_inter in every layer from L1"; the 0.1 is ours (`claims.ANISOTROPIC_S_INTER`), the
+# paper gives no number. Re-judge the rule at 0.1 and at 0.05 for every model and corpus, with the study's own rules
+# `threshold` and `all_of` from `isolib.findings` (a rule's verdict says whether it `passed`). Answer with the table
+# `anisotropy_cuts`: one row per model and corpus, columns `model`, `corpus`, `at 0.1` and `at 0.05` (True where the
+# rule passes). Where does the verdict change, and which layer decides it?
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_4", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+from isolib.findings import all_of, threshold
+
+upper = per_layer[per_layer.layer > 0]
+anisotropy_cuts = pd.DataFrame([
+    {"model": model, "corpus": corpus,
+     **{f"at {cut}": all_of(threshold(layers.s_inter, above=cut),
+                            threshold(layers.s_intra - layers.s_inter, above=0)).passed for cut in (0.1, 0.05)}}
+    for (model, corpus), layers in upper.groupby(["model", "corpus"], sort=False)])
+anisotropy_cuts
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_4_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 4: the anisotropy rule at two thresholds, per model and corpus.
+assert {"model", "corpus", "at 0.1", "at 0.05"} <= set(anisotropy_cuts.columns), \
+    "anisotropy_cuts needs the columns model, corpus, at 0.1, at 0.05"
+assert len(anisotropy_cuts) == len(per_layer.groupby(["model", "corpus"])), "one row per model and corpus"
+### BEGIN HIDDEN TESTS
+for (model, corpus), layers in per_layer[per_layer.layer > 0].groupby(["model", "corpus"]):
+    answer = anisotropy_cuts[(anisotropy_cuts.model == model) & (anisotropy_cuts.corpus == corpus)].iloc[0]
+    for cut in (0.1, 0.05):
+        expected = bool((layers.s_inter > cut).all() and (layers.s_intra > layers.s_inter).all())
+        assert bool(answer[f"at {cut}"]) == expected, f"{model}, {corpus} at {cut}"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 5.** Apply a control. The claim "inside clusters the space is nearly isotropic" is judged by the rule
+# "|S_inter| after per-cluster centring (`s_inter_clusters_weighted`) below 0.05 in every layer from L1" (here without
+# its interval); its control is the same rule on S_inter after subtracting the layer's global mean (`s_inter_centred`). Per model and corpus,
+# compute the value the rule judges (the largest |S_inter| over the layers from L1) for the claim and for its control,
+# and say whether the data tell them apart: only where the claim passes and its control fails. Answer with the table
+# `inside_control`: one row per model and corpus (index or columns `model` and `corpus`), columns `claim`, `control`
+# and `tells_apart` (True or False). What does per-cluster centring do in a layer where the silhouette chose k = 1?
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_5", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+inside_control = (per_layer[per_layer.layer > 0].groupby(["model", "corpus"], sort=False)
+                  [["s_inter_clusters_weighted", "s_inter_centred"]].agg(lambda values: values.abs().max())
+                  .set_axis(["claim", "control"], axis=1))
+inside_control["tells_apart"] = (inside_control.claim < 0.05) & (inside_control.control >= 0.05)
+inside_control.round(3)
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_5_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 5: the inside-clusters rule on the claim and on its control, per model and corpus.
+answer = inside_control.reset_index() if "model" not in inside_control.columns else inside_control
+assert {"model", "corpus", "claim", "control", "tells_apart"} <= set(answer.columns), \
+    "inside_control needs model, corpus, claim, control and tells_apart"
+assert len(answer) == len(per_layer.groupby(["model", "corpus"])), "one row per model and corpus"
+### BEGIN HIDDEN TESTS
+for (model, corpus), layers in per_layer[per_layer.layer > 0].groupby(["model", "corpus"]):
+    row = answer[(answer.model == model) & (answer.corpus == corpus)].iloc[0]
+    claim, control = layers.s_inter_clusters_weighted.abs().max(), layers.s_inter_centred.abs().max()
+    assert np.isclose(row.claim, claim) and np.isclose(row.control, control), f"{model}, {corpus}: the largest |S_inter|"
+    assert bool(row.tells_apart) == bool(claim < 0.05 <= control), f"{model}, {corpus}: tells_apart"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 6.** Compute the LID by hand. Take the first model's middle layer on the first corpus,
+# `X = embeddings[key].layer(middle[key])[analysed[key].rows]` with `key = (View(models[0]), first_corpus)`, in float64.
+# For each of its first 200 tokens, find with numpy (or `scipy.spatial.distance.cdist`) the Euclidean distances
+# d_1 ≤ … ≤ d_k to its k = `lid_k` nearest other tokens and compute LID = −[(1/k) Σ_j log(d_j / d_k)]⁻¹; average over
+# the 200 tokens: `lid_by_hand`. Do the same on squared distances, as the authors' faiss code measured:
+# `lid_by_hand_squared`. Compare both with `isolib.metrics.lid_mle(X, k=lid_k, queries=np.arange(200))` (add
+# `squared=True` for the second). What do squared distances do to the paper's LID values?
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_6", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+from scipy.spatial.distance import cdist
+
+from isolib.metrics import lid_mle
+
+key = (View(models[0]), first_corpus)
+X = np.asarray(embeddings[key].layer(middle[key])[analysed[key].rows], dtype=np.float64)
+nearest = np.sort(cdist(X[:200], X), axis=1)[:, 1:lid_k + 1]  # column 0 is the token itself
+
+
+def mean_lid_by_hand(distances):
+    return float(np.mean(-1 / np.mean(np.log(distances / distances[:, -1:]), axis=1)))
+
+
+lid_by_hand, lid_by_hand_squared = mean_lid_by_hand(nearest), mean_lid_by_hand(nearest**2)
+print(f"by hand {lid_by_hand:.3f} (squared {lid_by_hand_squared:.3f}); isolib "
+      f"{lid_mle(X, k=lid_k, queries=np.arange(200)):.3f} (squared {lid_mle(X, k=lid_k, squared=True, queries=np.arange(200)):.3f})")
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_6_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 6: the LID of the first 200 tokens of the first model's middle layer, by hand, true and squared distances.
+assert 0 < lid_by_hand_squared < lid_by_hand, "two positive numbers, the squared-distance one the smaller"
+### BEGIN HIDDEN TESTS
+from isolib.metrics import lid_mle as isolib_lid
+
+checked = (View(models[0]), first_corpus)
+points = np.asarray(embeddings[checked].layer(middle[checked])[analysed[checked].rows], dtype=np.float64)
+assert np.isclose(lid_by_hand, isolib_lid(points, k=lid_k, queries=np.arange(200)), rtol=1e-4), "the true-distance LID"
+assert np.isclose(lid_by_hand_squared, lid_by_hand / 2, rtol=1e-9), "squared distances halve every log ratio"
+### END HIDDEN TESTS
