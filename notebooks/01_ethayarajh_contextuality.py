@@ -479,3 +479,145 @@ for model_name, share in anisotropy_share.items():
     above_input = per_layer[(per_layer.model == model_name) & (per_layer.layer > 0)]
     assert np.isclose(share, (above_input.baseline_cosine / above_input.self_similarity).mean()), model_name
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 3.** Read Figure 1. For each line (a model, and a view of it for a decoder), how high does the average
+# cosine between random words climb, and does it peak in the last layer, as in the paper's GPT-2 (0.978 in its last
+# layer), or below it, as in BERT (0.675 at layer 11, 0.477 at layer 12)? Read the values off the figure, to about
+# ±0.03 (the x axis is the relative depth: 1 is the last layer). Answer with a table `peak`, indexed by model as in
+# `per_layer.model`, with `cosine` (the highest average cosine) and `at_last_layer` (True or False).
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_3", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+peak = per_layer.groupby("model", sort=False).baseline_cosine.agg(cosine="max", last="last")
+peak["at_last_layer"] = peak.pop("last") == peak.cosine
+peak.round(3)
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_3_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 3: per model, the highest average cosine of Figure 1 and whether the last layer holds it.
+assert {"cosine", "at_last_layer"} <= set(peak.columns), "peak needs cosine and at_last_layer"
+assert sorted(peak.index) == sorted(per_layer.model.unique()), "one row per model"
+### BEGIN HIDDEN TESTS
+for model_name, answer in peak.iterrows():
+    cosines = per_layer[per_layer.model == model_name].sort_values("layer").baseline_cosine
+    assert abs(answer.cosine - cosines.max()) <= 0.03, f"{model_name}: not the highest average cosine"
+    if cosines.max() - cosines.iloc[-1] > 0.03:  # a peak below the last layer that the figure shows apart from it
+        assert not answer.at_last_layer, f"{model_name}: the peak lies below the last layer"
+    elif cosines.iloc[-1] == cosines.max():
+        assert answer.at_last_layer, f"{model_name}: the last layer holds the peak"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 4.** Is a static embedding isotropic? Table 1 sets the PC static vectors against GloVe (`static`, the
+# notebook's static baseline). Compute by hand, with numpy alone, Figure 1's measure on GloVe: the average cosine
+# over all pairs of distinct words among its 1,000 most frequent words (the first 1,000 rows of `static.matrix`:
+# GloVe lists its words by frequency, and random occurrences in running text are mostly frequent words too). Check
+# your value against `isolib.metrics.average_cosine`, then find, for each model, the layers whose random words are
+# more alike than GloVe's frequent words (`per_layer.baseline_cosine` above your value). Answer with `glove_cosine`
+# (a number) and `above_glove` (a dict: model → list of layers, empty where there is none).
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_4", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+from isolib.metrics import average_cosine
+
+frequent = static.matrix[:1000]
+unit_rows = frequent / np.linalg.norm(frequent, axis=1, keepdims=True)
+glove_cosine = float(((unit_rows @ unit_rows.T).sum() - len(unit_rows)) / (len(unit_rows) * (len(unit_rows) - 1)))
+above_glove = {name: group.layer[group.baseline_cosine > glove_cosine].tolist()
+               for name, group in per_layer.groupby("model", sort=False)}
+print(f"by hand {glove_cosine:.4f}, isolib {average_cosine(frequent):.4f}; layers above GloVe: {above_glove}")
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_4_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 4: GloVe's average cosine among its 1,000 most frequent words, and the layers above it.
+from isolib.metrics import average_cosine
+
+assert np.isclose(glove_cosine, average_cosine(static.matrix[:1000])), "not isolib's average cosine of the 1,000 words"
+assert sorted(above_glove) == sorted(per_layer.model.unique()), "one list of layers per model"
+### BEGIN HIDDEN TESTS
+for model_name, layers_above in above_glove.items():
+    of_model = per_layer[per_layer.model == model_name]
+    expected = of_model.layer[of_model.baseline_cosine > average_cosine(static.matrix[:1000])]
+    assert sorted(layers_above) == sorted(expected), f"{model_name}: the layers above GloVe"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 5.** Stopwords: context, or only position? The paper found stopwords among the words of lowest
+# self-similarity, and so does the table of the lowest words above. Apply the finding's control, the input layer,
+# which sees no context (an encoder's layer 0 is each token's embedding plus its position's): from `lowest`, compute
+# the claim's value, the median `stopword_share` over the non-input layers, and the control's, the share in layer 0,
+# and judge both by the same rule: at least 0.5 (half the listed words are stopwords). The status is *reproduced*
+# if the claim meets the rule and its control does not, *indistinguishable* if both do (the data cannot tell the
+# claim from its control), *not reproduced* if the claim does not. Answer with a table `stopword_control`, indexed
+# by model, with `claim`, `control` and `status`. (The record also bootstraps an interval over the layers, which can
+# make its status *borderline*: leave the interval aside here.)
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_5", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+stopword_control = {}
+for name, group in lowest.groupby("model", sort=False):
+    shares = group.set_index("layer").stopword_share
+    claim, control = shares[shares.index > 0].median(), shares[0]
+    stopword_control[name] = {"claim": claim, "control": control, "status": "not reproduced" if claim < 0.5
+                              else "indistinguishable" if control >= 0.5 else "reproduced"}
+stopword_control = pd.DataFrame.from_dict(stopword_control, orient="index")
+stopword_control.round(2)
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_5_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 5: the stopword finding beside its control, the input layer, by the same rule.
+assert {"claim", "control", "status"} <= set(stopword_control.columns), "stopword_control needs claim, control, status"
+assert sorted(stopword_control.index) == sorted(lowest.model.unique()), "one row per model"
+### BEGIN HIDDEN TESTS
+for model_name, answer in stopword_control.iterrows():
+    by_layer = lowest[lowest.model == model_name].set_index("layer").stopword_share
+    value, at_input = by_layer[by_layer.index > 0].median(), by_layer[0]
+    assert np.isclose(answer.claim, value) and np.isclose(answer.control, at_input), f"{model_name}: the shares"
+    assert answer.status == ("not reproduced" if value < 0.5 else "indistinguishable" if at_input >= 0.5
+                             else "reproduced"), f"{model_name}: the status"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 6.** A threshold of ours. The paper says only that random words are "well above 0" in every non-input
+# layer; the rule of "Anisotropy in every non-input layer" asks for an average cosine above 0.1 in each of them, and
+# not in the input layer (its control). Re-judge the claim with a threshold of 0.01 instead, for each model, with
+# the study's own rule function `isolib.findings.threshold` (on the non-input layers, and on layer 0 for the
+# control), the status by Exercise 5's three cases, and say whether the record's status (`record.findings`, as in
+# the verdict table under Figure 1) changes. What does the lower bar let through? Answer with a table `rejudged`,
+# indexed by model, with `before` (the record's status), `after` (at 0.01) and `changed` (True or False).
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_6", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+from isolib.findings import threshold
+
+before = {finding.model: finding.status for finding in record.findings
+          if finding.finding == "Anisotropy in every non-input layer"}
+rejudged = {}
+for name, group in per_layer.groupby("model", sort=False):
+    cosine = group.set_index("layer").baseline_cosine
+    claim, control = threshold(cosine[cosine.index > 0], above=0.01), threshold(cosine[0], above=0.01)
+    after = "not reproduced" if not claim.passed else "indistinguishable" if control.passed else "reproduced"
+    rejudged[name] = {"before": before[name], "after": after, "changed": after != before[name]}
+rejudged = pd.DataFrame.from_dict(rejudged, orient="index")
+rejudged
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_6_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 6: "Anisotropy in every non-input layer" re-judged at a threshold of 0.01, beside the record's status.
+assert {"before", "after", "changed"} <= set(rejudged.columns), "rejudged needs before, after, changed"
+assert sorted(rejudged.index) == sorted(per_layer.model.unique()), "one row per model"
+### BEGIN HIDDEN TESTS
+from isolib.findings import declare, threshold
+
+for model_name, answer in rejudged.iterrows():
+    by_layer = per_layer[per_layer.model == model_name].set_index("layer").baseline_cosine
+    judged = next(finding for finding in record.findings
+                  if finding.finding == "Anisotropy in every non-input layer" and finding.model == model_name)
+    at_001, control_at_001 = threshold(by_layer[by_layer.index > 0], above=0.01), threshold(by_layer.get(0), above=0.01)
+    again = declare(judged.finding, judged.paper, model_name, "-", at_001, "-", kind="test", control=judged.control,
+                    control_verdict=control_at_001)
+    assert answer.before == judged.status, f"{model_name}: the record's status"
+    assert answer.after == again.status, f"{model_name}: the status at 0.01"
+    assert bool(answer.changed) == (again.status != judged.status), f"{model_name}: changed"
+### END HIDDEN TESTS
