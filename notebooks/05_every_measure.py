@@ -451,3 +451,140 @@ assert np.isclose(rescaling.loc["rescaled", "average cosine"], rescaling.loc["as
 assert not np.isclose(rescaling.loc["rescaled", "IsoScore"], rescaling.loc["as they are", "IsoScore"]), \
     "IsoScore does not ignore them"
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 3.** Rudman et al. (2022) expect IsoScore to rank embedding spaces differently from the average cosine
+# and from I(W). Read the agreement heatmap (Figure `fig_agreement`, above): in IsoScore's row, which measure has the
+# lowest tau, that is, ranks the cells least like IsoScore? Is it one of the two that Rudman et al. name? Answer with
+# `least_like_isoscore`: the measure's name as the figure writes it (e.g. `"average cosine"`).
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_3", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+# Read off the figure; here from the table behind it, so that the answer holds for every profile.
+least_like_isoscore = LABELS[matrix.loc["isoscore"].drop("isoscore").idxmin()]
+print(f"ranks the cells least like IsoScore: {least_like_isoscore}")
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_3_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 3: the measure of lowest tau in IsoScore's row of the agreement heatmap.
+assert least_like_isoscore in [LABELS[name] for name in MEASURE_NAMES], "a measure's name as the figure writes it"
+### BEGIN HIDDEN TESTS
+isoscore_row = matrix.loc["isoscore"].drop("isoscore").round(2)  # the figure shows two decimals: a tie there is a tie
+assert least_like_isoscore in {LABELS[name] for name in isoscore_row.index[isoscore_row == isoscore_row.min()]}, \
+    "the lowest tau in IsoScore's row"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 4.** IsoScore by hand. Rudman et al. (2022) read isotropy off the variances of the points along their
+# principal axes (not along the coordinates): with Σ the n variances (n the dimension, `ddof=1`), normalise
+# Σ̂ = √n Σ / ‖Σ‖, take the defect δ = ‖Σ̂ − 1‖ / √(2(n − √n)), then k = (n − δ²(n − √n))² / n and
+# IsoScore = (k − 1) / (n − 1). Compute it with numpy alone on the first token sample of the last layer of the first
+# cell's space (`cell_samples(cells[0]["space"], layer)()[0].points`), and look up the value the notebook measured
+# on the same points (`by_replicate`, replicate 0). Answer with `isoscore_by_hand` and `isoscore_in_table`.
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_4", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+space = cells[0]["space"]
+layer = max(cell["layer"] for cell in cells if cell["space"] == space)
+points = cell_samples(space, layer)()[0].points
+variances = np.linalg.eigvalsh(np.cov(points, rowvar=False))  # along the principal axes
+n = len(variances)
+defect = np.linalg.norm(np.sqrt(n) * variances / np.linalg.norm(variances) - 1) / np.sqrt(2 * (n - np.sqrt(n)))
+isoscore_by_hand = ((n - defect**2 * (n - np.sqrt(n))) ** 2 / n - 1) / (n - 1)
+measured = by_replicate[(by_replicate.space == space) & (by_replicate.layer == layer) & (by_replicate.replicate == 0)]
+isoscore_in_table = measured.isoscore.item()
+print(f"{space}, layer {layer}: IsoScore by hand {isoscore_by_hand:.3f}, in by_replicate {isoscore_in_table:.3f}")
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_4_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 4: IsoScore by hand, and the notebook's value on the same points.
+assert 0 <= isoscore_by_hand <= 1 and 0 <= isoscore_in_table <= 1, "an IsoScore lies between 0 and 1"
+### BEGIN HIDDEN TESTS
+last_layer = max(cell["layer"] for cell in cells if cell["space"] == cells[0]["space"])
+in_table = by_replicate.isoscore[(by_replicate.space == cells[0]["space"]) & (by_replicate.layer == last_layer)
+                                 & (by_replicate.replicate == 0)].item()
+assert np.isclose(isoscore_in_table, in_table, rtol=1e-9), "by_replicate's IsoScore of the same cell, replicate 0"
+assert np.isclose(isoscore_by_hand, in_table, rtol=1e-6), \
+    "IsoScore by hand, from the variances along the principal axes"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 5.** Apply a control. Timkey & van Schijndel (2021) remove the average cosine by standardising each
+# coordinate; the test above judges this against global centring alone, by the same rule: |average cosine| below
+# 0.05. Do it yourself on the most anisotropic layer of the first cell's space (its highest average cosine in
+# `measures`), first token sample: the average cosine after `isolib.transforms.standardise` and after
+# `isolib.transforms.centre`, each judged by the rule. Can the data tell the claim from its control (the
+# standardised points pass and the centred ones fail)? Answer with the table `control_check` (rows `standardised`
+# and `centred only`, columns `average cosine` and `below 0.05`) and `told_apart` (True or False).
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_5", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+from isolib.transforms import centre, standardise
+
+### BEGIN SOLUTION
+own = measures[measures.space == cells[0]["space"]]
+layer = int(own.loc[own.average_cosine.idxmax(), "layer"])
+points = cell_samples(cells[0]["space"], layer)()[0].points
+control_check = pd.DataFrame({"average cosine": [average_cosine(standardise(points)), average_cosine(centre(points))]},
+                             index=["standardised", "centred only"])
+control_check["below 0.05"] = control_check["average cosine"].abs() < 0.05
+passes = control_check["below 0.05"]
+told_apart = bool(passes["standardised"] and not passes["centred only"])
+print(f"layer {layer}: " + "; ".join(f"{name} {row['average cosine']:.3f}" for name, row in control_check.iterrows())
+      + f"; told apart: {told_apart}")
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_5_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 5: the claim's rule on standardised and on centred points, and whether it tells them apart.
+assert list(control_check.index) == ["standardised", "centred only"], "rows 'standardised' and 'centred only', in order"
+assert {"average cosine", "below 0.05"} <= set(control_check.columns), "columns 'average cosine' and 'below 0.05'"
+assert told_apart in (True, False)
+### BEGIN HIDDEN TESTS
+first_space = measures[measures.space == cells[0]["space"]]
+most_anisotropic = first_space.loc[first_space.average_cosine.idxmax(), "layer"]
+after = changed[(changed.space == cells[0]["space"]) & (changed.layer == most_anisotropic)
+                & (changed.replicate == 0)].set_index("change").average_cosine
+assert np.allclose(control_check["average cosine"].to_numpy(), after[["standardise", "centre"]].to_numpy(),
+                   rtol=1e-6, atol=1e-9), \
+    "the average cosine of the most anisotropic layer's first sample, standardised and centred"
+rule = after[["standardise", "centre"]].abs() < 0.05
+assert list(control_check["below 0.05"]) == list(rule), "the rule: |average cosine| below 0.05"
+assert told_apart == bool(rule["standardise"] and not rule["centre"]), "told apart: the claim passes, its control fails"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 6.** Change a parameter and judge again. Which layers count as anisotropic is our choice: those whose
+# average cosine is at least `anisotropic_cosine` (0.1; Timkey & van Schijndel give no number). Judge the study's
+# tests again with 0.2, with its own function `claims.assess_findings(by_replicate, changed, rogue,
+# anisotropic_cosine=0.2)`, which returns findings as `findings` holds this run's (`.finding`, `.model`, `.kind`,
+# `.status`), and compare. Which statuses change? Does it agree with the range of thresholds over which this run's
+# line of each test says its status holds (in the results table above)? Answer with the table `rejudged`: one row
+# per test judged on one space (its `model` is one of `by_replicate.space`), columns `claim`, `model`, `status` (this
+# run's) and `status at 0.2`.
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_6", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+again = {(finding.finding, finding.model): finding.status for finding in
+         claims.assess_findings(by_replicate, changed, rogue, anisotropic_cosine=0.2, n_resamples=n_resamples)}
+rejudged = pd.DataFrame([{"claim": finding.finding, "model": finding.model, "status": finding.status,
+                          "status at 0.2": again[finding.finding, finding.model]} for finding in findings
+                         if finding.kind == "test" and finding.model in set(by_replicate.space)])
+print(rejudged.to_string(index=False))
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_6_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 6: the tests on one space, judged with anisotropic layers from an average cosine of 0.1 and of 0.2.
+assert {"claim", "model", "status", "status at 0.2"} <= set(rejudged.columns), \
+    "rejudged needs the columns claim, model, status and status at 0.2"
+assert set(rejudged.model) <= set(by_replicate.space), "a test judged on one space"
+### BEGIN HIDDEN TESTS
+# n_resamples enters only the tests over every cell (the agreement of the measures), which are not asked for here.
+judged = {threshold: {(finding.finding, finding.model): finding.status
+                      for finding in claims.assess_findings(by_replicate, changed, rogue, anisotropic_cosine=threshold,
+                                                            n_resamples=10)
+                      if finding.kind == "test" and finding.model in set(by_replicate.space)}
+          for threshold in (anisotropic_cosine, 0.2)}
+answered = rejudged.set_index(["claim", "model"])
+assert sorted(answered.index) == sorted(judged[0.2]), "one row per test judged on one space"
+assert answered["status"].to_dict() == judged[anisotropic_cosine], "this run's statuses"
+assert answered["status at 0.2"].to_dict() == judged[0.2], "the statuses with anisotropic layers from 0.2"
+### END HIDDEN TESTS
