@@ -367,3 +367,164 @@ assert np.isclose(invariance.loc["as they are", "IsoScore"], isoscore(as_drawn))
 scores_of = invariance[["IsoScore", "silhouette"]].to_numpy(float)
 assert np.allclose(scores_of, scores_of[0], rtol=1e-6), "scaling and rotation change neither score"
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 3.** Read Figure 3. The paper reports a strong negative correlation between IsoScore and the silhouette
+# during training; each panel of Figure 3 gives in its title the mean Pearson r and Spearman ρ over seeds. Which
+# setup's panel shows the weakest relationship (the largest, least negative r), and which r does its title give?
+# Answer with the setup's name as the panel's title gives it in `weakest_setup`, and that r to two decimals in
+# `weakest_r`. Then look at that panel's shape and at the axes of the others: does a weak r mean a weak relationship,
+# and a strong r a large change?
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_3", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+# Read off Figure 3's titles; they are the means of correlation_table's Pearson r per setup.
+mean_r = correlation_table.groupby("setup", sort=False).pearson.mean()
+weakest_setup, weakest_r = mean_r.idxmax(), round(float(mean_r.max()), 2)
+print(f"Weakest relationship in Figure 3: {weakest_setup}, r = {weakest_r:.2f}")
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_3_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 3: the setup of Figure 3 whose title gives the largest r, and that r.
+assert weakest_setup in set(traces.setup), "weakest_setup is one of the setups, named as in Figure 3's titles"
+assert -1 <= weakest_r <= 1, "weakest_r is a correlation"
+### BEGIN HIDDEN TESTS
+titles_r = {name: run.pearson.mean() for name, run in correlation_table.groupby("setup")}
+assert weakest_setup == max(titles_r, key=titles_r.get), "not the panel with the largest r"
+assert abs(weakest_r - titles_r[weakest_setup]) < 0.0051, "not the r of that panel's title, to two decimals"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 4.** The steadiness claim (the paper's "monotonically decreasing relationship") is reproduced when,
+# mean over seeds, IsoScore falls and the silhouette rises in more than 95% of the updates each (per seed, the
+# less steady of the two): our threshold, `claims.MONOTONE_THRESHOLD`, as the paper gives none. Would a laxer 90%
+# change any verdict? Re-judge every setup with the study's own functions: `claims.seed_monotonicity` gives each
+# seed's share of updates that move the expected way, and `threshold(value, above=...)` (from `isolib.findings`,
+# imported below) the rule, in its `passed`. Answer with the dict `steady_at_90`, for each setup whether the claim
+# is reproduced at 90% (`True` or `False`), and the list `changed` of the setups whose verdict at 90% differs from
+# the one at 95%. Is a verdict that changes a finding or a choice of threshold?
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_4", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+from isolib.findings import threshold
+
+### BEGIN SOLUTION
+steady_at_90, changed = {}, []
+for setup_name, run in traces.groupby("setup", sort=False):
+    falling = claims.seed_monotonicity(run, "isoscore", rising=False).share
+    rising = claims.seed_monotonicity(run, "silhouette", rising=True).share
+    steady = np.minimum(falling, rising).mean()
+    steady_at_90[setup_name] = threshold(steady, above=0.90).passed
+    if steady_at_90[setup_name] != threshold(steady, above=claims.MONOTONE_THRESHOLD).passed:
+        changed.append(setup_name)
+    print(f"{setup_name}: steady in {steady:.1%} of updates, "
+          f"{'reproduced' if steady_at_90[setup_name] else 'not reproduced'} at 90%")
+print(f"Verdicts that change at 90%: {', '.join(changed) or 'none'}")
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_4_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 4: the steadiness claim re-judged at 90%, and the setups whose verdict changes.
+assert sorted(steady_at_90) == sorted(traces.setup.unique()), "one entry per setup"
+assert set(changed) <= set(steady_at_90), "changed lists setups"
+### BEGIN HIDDEN TESTS
+for setup_name, run in traces.groupby("setup"):
+    per_seed = [min(claims.monotonicity(seed_run.sort_values("update").isoscore, rising=False)[0],
+                    claims.monotonicity(seed_run.sort_values("update").silhouette, rising=True)[0])
+                for _, seed_run in run.groupby("seed")]
+    at_90, at_95 = np.mean(per_seed) > 0.90, np.mean(per_seed) > claims.MONOTONE_THRESHOLD
+    assert steady_at_90[setup_name] == at_90, f"{setup_name} at 90%"
+    assert (setup_name in changed) == (at_90 != at_95), setup_name
+assert len(changed) == len(set(changed)), "each setup once"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 5.** IsoScore by hand. With numpy alone, compute the IsoScore of the first setup's initial vectors
+# (`built[0].X`, the vectors before any update) as Rudman et al. define it, with `n` the dimension: centre the points;
+# the variance along each of their principal axes (the eigenvalues of their covariance matrix) is the vector `S`;
+# normalise it to `Ŝ = √n S / ‖S‖`; the isotropy defect is `δ = ‖Ŝ − 1‖ / √(2 (n − √n))`; then
+# `k = (n − δ² (n − √n))² / n` and IsoScore `= (k − 1) / (n − 1)`. Compare your value with isolib's `isoscore` of
+# the same vectors and with the IsoScore that `traces` recorded for that setup before the first update. Answer with
+# your value in `my_isoscore`.
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_5", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+points = built[0].X.astype(np.float64)
+centred = points - points.mean(axis=0)
+variances = np.clip(np.linalg.eigvalsh(centred.T @ centred / (len(points) - 1)), 0, None)
+n = points.shape[1]
+normalised = np.sqrt(n) * variances / np.linalg.norm(variances)
+defect = np.linalg.norm(normalised - 1) / np.sqrt(2 * (n - np.sqrt(n)))
+k = (n - defect**2 * (n - np.sqrt(n))) ** 2 / n
+my_isoscore = float((k - 1) / (n - 1))
+before = traces[(traces.setup == built[0].name) & (traces["update"] == 0)].isoscore.mean()
+print(f"{built[0].name}: IsoScore by hand {my_isoscore:.4f}, isolib {isoscore(points):.4f}, "
+      f"recorded before the first update {before:.4f}")
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_5_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 5: IsoScore of the first setup's initial vectors, computed by hand.
+assert 0 <= my_isoscore <= 1, "IsoScore lies between 0 and 1"
+### BEGIN HIDDEN TESTS
+assert abs(my_isoscore - isoscore(built[0].X)) < 1e-6, "not the IsoScore of built[0].X"
+recorded = traces.loc[(traces.setup == built[0].name) & (traces["update"] == traces["update"].min()), "isoscore"]
+assert np.allclose(my_isoscore, recorded, atol=1e-5), "not the IsoScore recorded before the first update"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 6.** Apply the control. The paper reads IsoScore's fall and the silhouette's rise as what training
+# for the labels does. The shuffled-label runs in `controls` train the same vectors on labels that carry nothing of
+# them. For each setup with controls, compute by the claims' own rule (`claims.seed_changes`, towards the bound in
+# `claims.BOUNDS`, mean over seeds) how far IsoScore fell and how far the silhouette against the true labels rose,
+# in the run on the true labels (`traces`) and in the run on shuffled labels (`controls`; its silhouette against the
+# true labels is `silhouette_true`). A measure tells the two runs apart when the rule, more than
+# `claims.EFFECT_THRESHOLD` of the way, passes in one run and fails in the other. Answer with the table
+# `control_effects`, one row per setup and run, with the columns `setup`, `run` (`"true labels"` or
+# `"shuffled labels"`), `isoscore` and `silhouette` (the two mean changes), and the dict `tells_apart`: for each
+# setup, the list of the measures (`"isoscore"`, `"silhouette"`) that tell the runs apart. What does IsoScore's
+# fall alone show about the labels?
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_6", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+effects = []
+for setup_name in controls.setup.unique():
+    shuffled = controls[(controls.setup == setup_name) & (controls.control == "shuffled labels")]
+    runs = {"true labels": traces[traces.setup == setup_name],
+            "shuffled labels": shuffled.rename(columns={"silhouette_true": "silhouette"})}
+    for run_name, run in runs.items():
+        effects.append({"setup": setup_name, "run": run_name, **{
+            metric: claims.seed_changes(run, metric, bound=claims.BOUNDS[metric]).mean()
+            for metric in ("isoscore", "silhouette")}})
+control_effects = pd.DataFrame(effects, columns=["setup", "run", "isoscore", "silhouette"])
+tells_apart = {setup_name: [metric for metric in ("isoscore", "silhouette")
+                            if (pair[metric] > claims.EFFECT_THRESHOLD).nunique() == 2]
+               for setup_name, pair in control_effects.groupby("setup", sort=False)}
+for row in control_effects.itertuples():
+    print(f"{row.setup}, {row.run}: IsoScore {row.isoscore:.1%} of the way to 0, "
+          f"silhouette against the true labels {row.silhouette:.1%} of the way to 1")
+print(f"Told apart: {tells_apart}")
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_6_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 6: each measure's change in the true-label and the shuffled-label runs, and which measures tell them apart.
+assert sorted(tells_apart) == sorted(controls.setup.unique()), "one entry per setup with controls"
+assert {"setup", "run", "isoscore", "silhouette"} <= set(control_effects.columns), "the columns of control_effects"
+assert len(control_effects) == 2 * len(tells_apart), "two runs per setup"
+### BEGIN HIDDEN TESTS
+def mean_change(table, column, bound):
+    ends = table.sort_values("update").groupby("seed")[column].agg(["first", "last"])
+    return ((ends["last"] - ends["first"]) / (bound - ends["first"])).mean()
+
+
+for setup_name in controls.setup.unique():
+    control_run = controls[(controls.setup == setup_name) & (controls.control == "shuffled labels")]
+    expected = {"true labels": (mean_change(traces[traces.setup == setup_name], "isoscore", 0.0),
+                                mean_change(traces[traces.setup == setup_name], "silhouette", 1.0)),
+                "shuffled labels": (mean_change(control_run, "isoscore", 0.0),
+                                    mean_change(control_run, "silhouette_true", 1.0))}
+    for run_name, values in expected.items():
+        row = control_effects[(control_effects.setup == setup_name) & (control_effects.run == run_name)]
+        assert len(row) == 1 and np.allclose(row[["isoscore", "silhouette"]].to_numpy(float), values), \
+            f"{setup_name}, {run_name}"
+    passing = np.array(list(expected.values())) > claims.EFFECT_THRESHOLD
+    apart = {metric for metric, column in zip(("isoscore", "silhouette"), passing.T) if column[0] != column[1]}
+    assert set(tells_apart[setup_name]) == apart and len(tells_apart[setup_name]) == len(apart), setup_name
+### END HIDDEN TESTS
