@@ -524,3 +524,226 @@ for cloud_name, cloud in [("centred", normal), ("shifted by 1", normal + 1), ("s
     assert np.isclose(shift_scores.loc[cloud_name, "I(W)"], partition_isotropy(cloud)), cloud_name
     assert np.isclose(shift_scores.loc[cloud_name, "IsoScore"], isoscore(cloud)), cloud_name
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 3** (read a figure). Do the removed directions help? In the grid figure above (`fig_sweep`), compare
+# in each model's panel the outlined cell (the paper's k and n_pc) with the cell of the same k and n_pc = 0 (each
+# cluster centred, no direction removed). Answer with the dictionary `directions_help`: for each model whose panel
+# has an outlined cell, `True` if the outlined cell scores higher, else `False`.
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_3", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+directions_help = {}
+for label, points in grid.groupby("model", sort=False):
+    cells = points.set_index(["n_clusters", "n_pc"]).spearman
+    k, n_pc = points.paper_k.iloc[0], points.paper_n_pc.iloc[0]
+    if (k, n_pc) in cells.index and (k, 0) in cells.index:
+        directions_help[label] = bool(cells[k, n_pc] > cells[k, 0])
+print(directions_help)
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_3_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 3: does the outlined cell of each panel beat the cell of the same k without removed directions?
+assert isinstance(directions_help, dict) and set(directions_help) <= set(grid.model), "one entry per model (panel)"
+assert all(isinstance(helps, (bool, np.bool_)) for helps in directions_help.values()), "answer True or False"
+### BEGIN HIDDEN TESTS
+for panel, cells in grid.groupby("model"):
+    paper_cell = cells[(cells.n_clusters == cells.paper_k) & (cells.n_pc == cells.paper_n_pc)].spearman
+    centred_cell = cells[(cells.n_clusters == cells.paper_k) & (cells.n_pc == 0)].spearman
+    if len(paper_cell) and len(centred_cell):
+        assert panel in directions_help, f"no answer for {panel}"
+        assert directions_help[panel] == (paper_cell.iloc[0] > centred_cell.iloc[0]), panel
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 4** (compute a measure by hand). The slides' isotropy is I(W) = min F(u) / max F(u), with
+# F(u) = Σᵢ exp(uᵀwᵢ) over the unit eigenvectors u of WᵀW, each taken with both signs (u and −u, as `isolib`
+# does). Compute it with numpy alone, in float64, for the pre-trained token vectors of the first model on the
+# grid's dataset (`tokens[labels[0], sweep_on][0]`). exp(uᵀw) overflows for long vectors, so take log F with the
+# log-sum-exp trick (log Σ exp(xᵢ) = m + log Σ exp(xᵢ − m), m the largest xᵢ) and I(W) as exp(min log F − max
+# log F). Answer with `iw_by_hand`, and with `iw_isolib`, the value the notebook computed for the same tokens
+# (`iw_tokens` of the pre-trained row of `sts_summary`).
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_4", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+W = tokens[labels[0], sweep_on][0].astype(np.float64)
+_, eigenvectors = np.linalg.eigh(W.T @ W)
+projections = W @ np.hstack([eigenvectors, -eigenvectors])  # uᵀw for every token and signed direction
+largest = projections.max(axis=0)
+log_f = largest + np.log(np.exp(projections - largest).sum(axis=0))
+iw_by_hand = float(np.exp(log_f.min() - log_f.max()))
+iw_isolib = sts_summary[(sts_summary.model == labels[0]) & (sts_summary.dataset == sweep_on)
+                        & (sts_summary.method == "pre-trained")].iw_tokens.iloc[0]
+print(f"I(W) of {labels[0]}'s tokens: by hand {iw_by_hand:.3g}, isolib {iw_isolib:.3g}")
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_4_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 4: I(W) by hand against isolib's.
+assert np.isclose(iw_by_hand, iw_isolib, rtol=1e-6, atol=1e-12), "the two values of I(W) differ"
+### BEGIN HIDDEN TESTS
+first_pretrained = sts_summary[(sts_summary.model == labels[0]) & (sts_summary.dataset == sweep_on)
+                               & (sts_summary.method == "pre-trained")]
+assert np.isclose(iw_isolib, first_pretrained.iw_tokens.iloc[0]), "iw_isolib is not the notebook's value"
+assert np.isclose(iw_by_hand, partition_isotropy(tokens[labels[0], sweep_on][0].astype(np.float64)), rtol=1e-6,
+                  atol=1e-12), "iw_by_hand is not I(W) of these tokens"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 5** (change a parameter, judge again). Mean + PCA removes D = 15 global directions here, as the
+# slides did, and lowers Spearman (the claim "Mean + PCA (all-but-the-top) lowers STS Spearman"). Mu & Viswanath,
+# who proposed all-but-the-top, remove about d/100 of them, d the dimension: is the loss the slides' D's doing?
+# For each model, on `sweep_on`, process the tokens with D = round(d / 100) (`isolib.transforms.abtt`), score the
+# pairs as the notebook does (sentence vectors by `isolib.evaluation.mean_pool` with
+# `n_sentences=len(pairs[sweep_on].sentences)`, then `isolib.evaluation.sts_correlation` of each pair's two
+# vectors), and judge the pairs' cosines against the pre-trained ones (`similarity` in
+# `evidence["sts_similarities"]`) by the claim's rule, `isolib.findings.compare_correlations(gold, ours,
+# pre_trained, higher=False, random_state=random_state)`: its 95% interval lies below 0 (`lower`), above 0
+# (`higher`) or across it (`within noise`), as `outcome` in `comparisons`. Answer with the table
+# `fewer_directions`: one row per model, with `model`, `D`, `spearman`, `outcome`, and `changed` (whether the
+# outcome differs from D = 15's in `comparisons`).
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_5", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+from isolib.evaluation import mean_pool, sts_correlation
+from isolib.findings import compare_correlations
+from isolib.transforms import abtt
+
+
+def score_pairs(vectors, ids, paired):
+    """The notebook's sentence vectors (mean of their tokens) and STS scores, from processed token vectors."""
+    sentences = mean_pool(vectors, ids, n_sentences=len(paired.sentences))
+    return sts_correlation(sentences[paired.first], sentences[paired.second], paired.gold)
+
+
+def outcome(verdict):
+    low, high = verdict.interval
+    return "within noise" if low <= 0 <= high else ("higher" if verdict.value > 0 else "lower")
+
+
+cosines = evidence["sts_similarities"].query("dataset == @sweep_on")
+rows = []
+for label in labels:
+    vectors, ids = tokens[label, sweep_on]
+    pre_trained = cosines[(cosines.model == label) & (cosines.method == "pre-trained")].similarity
+    D = round(vectors.shape[1] / 100)
+    result = score_pairs(abtt(vectors, D), ids, pairs[sweep_on])
+    verdict = compare_correlations(pairs[sweep_on].gold, result.similarities, pre_trained, higher=False,
+                                   random_state=random_state)
+    with_15 = comparisons[(comparisons.model == label) & (comparisons.dataset == sweep_on)
+                          & (comparisons.comparison == "Mean + PCA vs pre-trained")].outcome.iloc[0]
+    rows.append({"model": label, "D": D, "spearman": result.spearman, "outcome": outcome(verdict),
+                 "outcome with D = 15": with_15, "changed": outcome(verdict) != with_15})
+fewer_directions = pd.DataFrame(rows)
+fewer_directions.round(2)
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_5_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 5: all-but-the-top with d/100 directions, judged by the claim's rule.
+assert {"model", "D", "spearman", "outcome", "changed"} <= set(fewer_directions.columns), \
+    "fewer_directions needs model, D, spearman, outcome, changed"
+assert set(fewer_directions.outcome) <= {"lower", "higher", "within noise"}
+### BEGIN HIDDEN TESTS
+from isolib.evaluation import mean_pool as pool_tokens, sts_correlation as sts_scores
+from isolib.findings import compare_correlations as paired_difference
+from isolib.transforms import abtt as all_but_the_top
+
+assert sorted(fewer_directions.model) == sorted(labels), "one row per model"
+checked_pairs = pairs[sweep_on]
+for answer in fewer_directions.itertuples():
+    model_tokens, model_ids = tokens[answer.model, sweep_on]
+    assert answer.D == round(model_tokens.shape[1] / 100), answer
+    pooled = pool_tokens(all_but_the_top(model_tokens, answer.D), model_ids, n_sentences=len(checked_pairs.sentences))
+    expected = sts_scores(pooled[checked_pairs.first], pooled[checked_pairs.second], checked_pairs.gold)
+    assert np.isclose(answer.spearman, expected.spearman), answer
+    baseline = evidence["sts_similarities"]
+    baseline = baseline[(baseline.model == answer.model) & (baseline.dataset == sweep_on)
+                        & (baseline.method == "pre-trained")].similarity
+    judged = paired_difference(checked_pairs.gold, expected.similarities, baseline, higher=False,
+                               random_state=random_state)
+    expected_outcome = ("within noise" if judged.interval[0] <= 0 <= judged.interval[1]
+                        else "higher" if judged.value > 0 else "lower")
+    assert answer.outcome == expected_outcome, answer
+    before = comparisons[(comparisons.model == answer.model) & (comparisons.dataset == sweep_on)
+                         & (comparisons.comparison == "Mean + PCA vs pre-trained")].outcome.iloc[0]
+    assert answer.changed == (expected_outcome != before), answer
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Exercise 6** (apply a control). The slides credit the clusters: the method centres each cluster and removes
+# its own dominant directions. Would any split of the tokens do as well? Apply the control that keeps everything
+# but the clusters: for each model, on `sweep_on`, split the tokens into the model's k groups **at random** (for
+# each seed s of `seeds`, the tokens' groups are `np.random.default_rng(s).integers(k, size=n_tokens)`), and in
+# each group subtract its mean and remove its n_pc top directions (`abtt(group, n_pc)`; k and n_pc are in
+# `settings[label]`). Judge the control by the rule of the claim "The proposed method raises STS Spearman over the
+# pre-trained vectors": as in Exercise 5, with `higher=True` and one column of `ours` per seed. Then give the
+# claim's status with this control, as the glossary does: `reproduced` if the method's outcome (`proposed vs
+# pre-trained` in `comparisons`) is `higher` and the control's is not, `indistinguishable` if both are `higher`
+# (the data cannot tell the clusters from random groups), `borderline` if the method's is `within noise`, `not
+# reproduced` if it is `lower`. Answer with the table `random_groups`: one row per model, with `model`, `spearman`
+# (the control's, the mean over seeds), `outcome` (the control's) and `status`.
+
+# %% nbgrader={"grade": false, "grade_id": "exercise_6", "locked": false, "schema_version": 3, "solution": true} tags=["nbval-check-output"]
+### BEGIN SOLUTION
+rows = []
+for label in labels:
+    vectors, ids = tokens[label, sweep_on]
+    k, n_pc = settings[label].n_clusters, settings[label].n_pc
+    pre_trained = cosines[(cosines.model == label) & (cosines.method == "pre-trained")].similarity
+    results = []
+    for seed in seeds:
+        groups = np.random.default_rng(seed).integers(k, size=len(vectors))
+        processed = np.empty(vectors.shape)
+        for group in range(k):
+            processed[groups == group] = abtt(vectors[groups == group], n_pc)
+        results.append(score_pairs(processed, ids, pairs[sweep_on]))
+    verdict = compare_correlations(pairs[sweep_on].gold, np.column_stack([result.similarities for result in results]),
+                                   pre_trained, higher=True, random_state=random_state)
+    method = comparisons[(comparisons.model == label) & (comparisons.dataset == sweep_on)
+                         & (comparisons.comparison == "proposed vs pre-trained")].outcome.iloc[0]
+    status = {"lower": "not reproduced", "within noise": "borderline"}.get(
+        method, "indistinguishable" if outcome(verdict) == "higher" else "reproduced")
+    rows.append({"model": label, "spearman": np.mean([result.spearman for result in results]),
+                 "outcome": outcome(verdict), "method's outcome": method, "status": status})
+random_groups = pd.DataFrame(rows)
+random_groups.round(2)
+### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "exercise_6_test", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+# Exercise 6: the proposed method's claim against random groups in place of its clusters.
+assert {"model", "spearman", "outcome", "status"} <= set(random_groups.columns), \
+    "random_groups needs model, spearman, outcome, status"
+assert set(random_groups.status) <= {"reproduced", "indistinguishable", "borderline", "not reproduced"}
+### BEGIN HIDDEN TESTS
+from isolib.evaluation import mean_pool as pool_tokens, sts_correlation as sts_scores
+from isolib.findings import compare_correlations as paired_difference
+from isolib.transforms import abtt as all_but_the_top
+
+assert sorted(random_groups.model) == sorted(labels), "one row per model"
+checked_pairs = pairs[sweep_on]
+for answer in random_groups.itertuples():
+    model_tokens, model_ids = tokens[answer.model, sweep_on]
+    n_groups, n_directions = settings[answer.model].n_clusters, settings[answer.model].n_pc
+    per_seed_scores = []
+    for group_seed in seeds:
+        assigned = np.random.default_rng(group_seed).integers(n_groups, size=len(model_tokens))
+        controlled = np.zeros(model_tokens.shape)
+        for group in range(n_groups):
+            controlled[assigned == group] = all_but_the_top(model_tokens[assigned == group], n_directions)
+        pooled = pool_tokens(controlled, model_ids, n_sentences=len(checked_pairs.sentences))
+        per_seed_scores.append(sts_scores(pooled[checked_pairs.first], pooled[checked_pairs.second],
+                                          checked_pairs.gold))
+    assert np.isclose(answer.spearman, np.mean([scores.spearman for scores in per_seed_scores])), answer
+    baseline = evidence["sts_similarities"]
+    baseline = baseline[(baseline.model == answer.model) & (baseline.dataset == sweep_on)
+                        & (baseline.method == "pre-trained")].similarity
+    judged = paired_difference(checked_pairs.gold, np.column_stack([scores.similarities for scores in per_seed_scores]),
+                               baseline, higher=True, random_state=random_state)
+    control_outcome = ("within noise" if judged.interval[0] <= 0 <= judged.interval[1]
+                       else "higher" if judged.value > 0 else "lower")
+    assert answer.outcome == control_outcome, answer
+    claim = comparisons[(comparisons.model == answer.model) & (comparisons.dataset == sweep_on)
+                        & (comparisons.comparison == "proposed vs pre-trained")].iloc[0]
+    expected_status = ("not reproduced" if claim.outcome == "lower" else "borderline" if claim.outcome == "within noise"
+                       else "indistinguishable" if control_outcome == "higher" else "reproduced")
+    assert answer.status == expected_status, answer
+### END HIDDEN TESTS
