@@ -17,8 +17,8 @@ NB``, writing ``figures/NB/``) in a child process, and is measured from outside:
 The whole collection from an empty cache: ``--cache-dir`` with a new folder, the notebooks in the order
 of ``make figures`` (later ones reuse what earlier ones stored, as in ``make figures``); it takes more
 than one session on two cores, so a series is continued by passing the same folder again. Each run is
-recorded in ``benchmarks/results/figures.json`` (replacing an earlier record of the same notebook and
-cache folder) with the date, the commit, the load average at its start and its exit status;
+recorded in ``benchmarks/results/figures.json`` (replacing an earlier record of the same notebook, profile
+and cache folder, started from an empty cache or not) with the date, the commit, the load average at its start and its exit status;
 ``figures.md`` is the table of the records, with a cache folder's totals once every notebook has run in it.
 """
 
@@ -96,6 +96,10 @@ def measure(notebook: str, *, cache_dir: Path | None, profile: str = "full") -> 
     }
 
 
+def _key(record: dict) -> tuple:
+    return record["notebook"], record["profile"], record["cache"], record["cache_before_gib"] > 0
+
+
 def load_records() -> list[dict]:
     path = RESULTS / "figures.json"
     return json.loads(path.read_text()) if path.exists() else []
@@ -151,8 +155,8 @@ def main() -> None:
     records = load_records()
     for notebook in [] if arguments.report else arguments.notebooks:
         record = measure(notebook, cache_dir=arguments.cache_dir, profile=arguments.profile)
-        key = (notebook, record["profile"], record["cache"])
-        records = [r for r in records if (r["notebook"], r["profile"], r["cache"]) != key] + [record]
+        # A run into an empty cache folder (cold) and the next into the same folder (warm) are both kept.
+        records = [r for r in records if _key(r) != _key(record)] + [record]
         save(records)  # after each notebook: a long series interrupted later keeps what it measured
         print(json.dumps(record, indent=2))
     save(records)
