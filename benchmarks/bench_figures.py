@@ -122,7 +122,8 @@ def markdown(records: list[dict]) -> str:
              "cache added (GiB) | cache at its largest (GiB) | exit | date | commit |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for record in sorted(records, key=lambda r: (r["profile"], r["cache"], r["notebook"])):
-        lines.append(f"| {record['cache']} | {record['notebook']} ({record['profile']}) | {record['cache_before_gib']:.1f} | "
+        empty = ", from an empty cache" if record["cache_before_gib"] == 0 else ""
+        lines.append(f"| {record['cache']} | {record['notebook']} ({record['profile']}{empty}) | {record['cache_before_gib']:.1f} | "
                      f"{record['wall_minutes']:.1f} | {record['cpu_minutes']:.1f} | {record['peak_memory_gib']:.1f} | "
                      f"{record['cache_added_gib']:.2f} | {_gib(record.get('cache_peak_gib'))} | {record['exit_status']} | "
                      f"{record['date']} | {record['commit']} |")

@@ -38,6 +38,15 @@ def study_notebooks() -> list[str]:
     return [name for name in notebook_names() if studies.is_study(name)]
 
 
+# A solution cell of nbgrader's in a notebook's .py: the notebook has exercises.
+_SOLUTION_CELL = re.compile(r'^# %% .*nbgrader=\{[^\n]*"solution": true', re.M)
+
+
+def exercise_notebooks() -> list[str]:
+    """The notebooks with exercises: those with an nbgrader solution cell in their ``.py``, in order."""
+    return [name for name in notebook_names() if _SOLUTION_CELL.search((NOTEBOOK_DIR / f"{name}.py").read_text())]
+
+
 def output_dir(notebook: str, profile: str) -> Path:
     """Where a run writes its figures and tables: ``figures/`` for full, ``build/`` otherwise."""
     if profile == "full":

@@ -417,9 +417,7 @@ def reproduce(profile: str, only: list[str] | None = None, *, store: bool = Fals
         if unknown:
             raise ValueError(f"Unknown notebook {', '.join(unknown)}; notebooks are: {', '.join(names)}.")
     if profile == "student":
-        from isolib.student import exercise_notebooks
-
-        names = exercise_notebooks()  # the only notebooks with a student profile
+        names = project.exercise_notebooks()  # the only notebooks with a student profile
         without = sorted(set(only or ()) - set(names))
         if without:
             raise ValueError(f"{', '.join(without)} has no exercises, so no student profile; the notebooks with "

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from pathlib import Path
 
 from isolib import project
@@ -18,14 +17,8 @@ RELEASE_STEPS = ("IncludeHeaderFooter", "InstantiateTests", "LockCells", "ClearS
                  "CheckCellMetadata")
 # nbval's cell tags (nbval-check-output ...): which outputs `make test` compares in the committed quick run.
 _NBVAL_TAG = "nbval-"
-_SOLUTION_CELL = re.compile(r'^# %% .*nbgrader=\{[^\n]*"solution": true', re.M)
 # The id of a student copy's first cell, which says what to run first (:func:`what_to_run_first`).
 FIRST_CELL_ID = "what-to-run-first"
-
-
-def exercise_notebooks() -> list[str]:
-    """The notebooks with exercises: those with an nbgrader solution cell in their ``.py``, in order."""
-    return [name for name in project.notebook_names() if _SOLUTION_CELL.search((project.NOTEBOOK_DIR / f"{name}.py").read_text())]
 
 
 def student_output_dir(notebook: str) -> str:
@@ -133,6 +126,6 @@ def student_copy(notebook: str, folder: Path | None = None) -> Path:
 
 
 def student_copies(notebook: str = "all", folder: Path | None = None) -> list[Path]:
-    """:func:`student_copy` of one notebook, or of every one of :func:`exercise_notebooks` for ``"all"``."""
-    return [student_copy(name, folder) for name in (exercise_notebooks() if notebook == "all" else [notebook])]
+    """:func:`student_copy` of one notebook, or of every one of :func:`isolib.project.exercise_notebooks` for ``"all"``."""
+    return [student_copy(name, folder) for name in (project.exercise_notebooks() if notebook == "all" else [notebook])]
 

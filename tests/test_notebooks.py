@@ -68,7 +68,7 @@ def test_parameters_are_documented_and_every_profile_has_its_file(name):
     for parameter, info in declared.items():
         assert info["help"], f"parameter {parameter} needs a comment"
         assert info["inferred_type_name"] != "None", f"parameter {parameter} needs a type hint"
-    for profile in ("full", "paper", *(["student"] if name in student.exercise_notebooks() else [])):
+    for profile in ("full", "paper", *(["student"] if name in project.exercise_notebooks() else [])):
         path = project.PARAMS_DIR / name / f"{profile}.yaml"
         assert path.exists(), f"{path} is missing"
         unknown = set(yaml.safe_load(path.read_text()) or {}) - set(declared)

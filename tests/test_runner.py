@@ -484,7 +484,7 @@ def test_a_student_copy_is_nbgraders_release_without_note_markers_or_a_path_abov
                                               "### END HIDDEN TESTS", metadata={"nbgrader": test}))
     nbformat.write(nb, stored)
     (tiny_project / "notebooks" / f"{TINY}.py").write_text(jupytext.writes(nb, fmt="py:percent"))  # the pair, as synced
-    assert student.exercise_notebooks() == [TINY]
+    assert project.exercise_notebooks() == [TINY]
     with pytest.raises(FileNotFoundError, match="has no student parameters"):
         student.student_copies("all", tiny_project / "student")
     (tiny_project / "notebooks" / "params" / TINY / "student.yaml").write_text("n_points: 2\n")
@@ -514,7 +514,7 @@ def test_the_student_command_builds_every_study_by_default():
 
     assert build_parser().parse_args(["student"]).notebook == "all"
     assert build_parser().parse_args(["student", "01_ethayarajh_contextuality"]).notebook == "01_ethayarajh_contextuality"
-    assert student.exercise_notebooks() == [name for name in project.notebook_names() if name != "00_quickstart"]
+    assert project.exercise_notebooks() == [name for name in project.notebook_names() if name != "00_quickstart"]
 
 
 def test_a_kernel_is_interrupted_at_shutdown_only_while_a_cell_runs(monkeypatch):
