@@ -47,8 +47,9 @@ def on_student_profile(source: str, notebook: str) -> str:
             line = lines[node.lineno - 1]
             lines[node.lineno - 1] = (line[:node.value.col_offset] + python_literal(values.pop(node.target.id))
                                       + line[node.value.end_col_offset:])
-    if "output_dir" in values:
-        raise ValueError(f"{notebook}: its parameters cell declares no output_dir on one line.")
+    if values:
+        raise ValueError(f"{notebook}: its parameters cell declares no {', '.join(values)} on one line, "
+                         "which the student profile sets.")
     return "\n".join(lines)
 
 
