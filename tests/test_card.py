@@ -187,6 +187,9 @@ def test_the_comparison_page_sets_the_cards_beside_the_papers_numbers(cards, tmp
     # Neither tiny model stands in for a paper's: no reference number faces them.
     assert reference.empty
     assert "Isotropy cards side by side" in page.read_text() and "<table" in html.read_text()
+    results = (tmp_path / "RESULTS.md").read_text()
+    assert results.startswith("# Isotropy cards: results of this run") and "(COMPARISON.md)" in results
+    assert results.count("\n- **") == 2 and "tests on the judged view" in results
 
 
 def test_the_committed_cards_face_the_papers_numbers_as_stand_ins_never_judged():

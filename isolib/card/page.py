@@ -660,7 +660,8 @@ def _summary(cards: dict[str, dict], records: dict[str, Record]) -> pd.DataFrame
 def write_comparison(folders: Sequence[str | Path], references: Sequence[tuple], *, output: str | Path
                      ) -> tuple[Path, Path]:
     """Write ``COMPARISON.md`` and ``COMPARISON.html`` in ``output``: the cards in ``folders`` side by side, with the
-    papers' reference numbers (:func:`comparison_table`); and the two tables as ``cards.csv`` and ``reference.csv``."""
+    papers' reference numbers (:func:`comparison_table`); the two tables as ``cards.csv`` and ``reference.csv``; and
+    ``RESULTS.md``, the folder's results page: each card's statement counts and where to read it."""
     from isolib.evidence import load_evidence
     from isolib.findings import read_record
 
@@ -693,4 +694,20 @@ def write_comparison(folders: Sequence[str | Path], references: Sequence[tuple],
     markdown, page_html = output / f"{COMPARISON_FILE}.md", output / f"{COMPARISON_FILE}.html"
     markdown.write_text(page.markdown(output))
     page_html.write_text(page.html("Isotropy cards side by side"))
+    (output / "RESULTS.md").write_text(_results_page(records, list(map(Path, folders)), output))
     return markdown, page_html
+
+
+def _results_page(records: dict, folders: Sequence[Path], output: Path) -> str:
+    """The results page of a folder of cards: per model, how many statements hold and where its card is."""
+    from isolib.findings.report import glossary_link
+
+    lines = ["# Isotropy cards: results of this run", "",
+             f"Each model's card is judged from its own evidence (its `results.json`); the cards side by side, with "
+             f"the papers' reference numbers, are in [{COMPARISON_FILE}.md]({COMPARISON_FILE}.md). Statuses, marks "
+             f"and terms: {glossary_link(output)}.", ""]
+    for (model, record), folder in zip(records.items(), folders):
+        inside = folder.resolve().is_relative_to(output.resolve())
+        card = f" ([card]({folder.resolve().relative_to(output.resolve()).as_posix()}/{CARD_FILE}))" if inside else ""
+        lines.append(f"- **{model}**{card}: {statement_counts(record.findings)}")
+    return "\n".join(lines) + "\n"
