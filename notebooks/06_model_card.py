@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown] tags=["quick-run-note"]
-# > **This is the quick run** (`make quick`): the defaults of the parameters cell, with fewer models and subsets of the data, so its numbers and verdicts can differ from the full run's (`make figures`: all data, every offline model): see [its executed notebook](../figures/06_model_card/06_model_card.ipynb).
+# > **This is the quick run** (`make quick`): the defaults of the parameters cell, with fewer models and subsets of the data, so its numbers and verdicts can differ from the full run's (`make figures`: all data, every offline model): see [its executed notebook](../figures/06_model_card/06_model_card.ipynb) and [its RESULTS.md](../figures/06_model_card/RESULTS.md).
 
 # %% [markdown]
 # # An isotropy card for any model: every measure, both decoder views, the sink and rogue dimensions, on one page
