@@ -105,7 +105,7 @@ student: $(INSTALLED)
 # Unit tests, meta tests, and nbval on the committed quick runs in the current environment (only the
 # notebooks paired with a script: a copy saved beside them is not tested).
 test: $(INSTALLED) $(DATA_READY)
-	ISOLIB_PROGRESS=0 $(PY) -m pytest tests $(NOTEBOOKS:%=notebooks/%.ipynb) --nbval-lax --nbval-current-env
+	ISOLIB_PROGRESS=0 $(PY) -m pytest tests $(NOTEBOOKS:%=notebooks/%.ipynb) --nbval-lax --nbval-current-env --durations=20
 
 # This checkout's kernel, registered inside .venv and searched first (JUPYTER_PATH), so a "Python (isolib)"
 # registered for the user by another checkout, or one since deleted, is not the one that starts.

@@ -115,7 +115,7 @@ def rogue_figure(rogue: pd.DataFrame, by_replicate: pd.DataFrame, changed: pd.Da
     left.set_xlabel("relative depth (layer / last layer)")
     left.set_ylabel("share of the average cosine")
     left.set_title(f"carried by the top {TOP_COORDINATES} coordinates")
-    left.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(0, -0.15), ncol=2)
+    left.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(0, -0.2), ncol=2)
     before_after = changed[changed.change.isin(["centre", "standardise", "drop_top_3"])].pivot_table(
         index=["space", "layer"], columns="change", values="average_cosine")
     raw = by_replicate.groupby(["space", "layer"]).average_cosine.mean()
@@ -130,5 +130,5 @@ def rogue_figure(rogue: pd.DataFrame, by_replicate: pd.DataFrame, changed: pd.Da
     right.set_xlabel("relative depth (layer / last layer)")
     right.set_ylabel("average cosine")
     right.set_title(f"the average cosine (grey: {anisotropic_cosine}, anisotropic above)")
-    right.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(0, -0.15), ncol=2)
+    right.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(0, -0.2), ncol=2)
     return fig
