@@ -67,7 +67,7 @@ def main() -> None:
     lines = ["# Re-judging a study from its stored evidence", "",
              f"`python -m isolib judge NB --folder <copy>` in a child process, median of {ROUNDS}, beside the wall time "
              "of the notebook run that stored the evidence (its embeddings and stored steps read from the cache; what "
-             "computing them from nothing costs is in docs/performance.md). Target: under {TARGET_SECONDS} s. Load average at start: "
+             f"computing them from nothing costs is in docs/performance.md). Target: under {TARGET_SECONDS} s. Load average at start: "
              f"{result['machine']['load_average_at_start'][0]:.1f} on {result['machine']['usable_cores']} cores. "
              "Written by `benchmarks/bench_judge.py`.", "",
              "| notebook | evidence | judge (s) | the notebook run that stored it (min, with a warm cache) |",

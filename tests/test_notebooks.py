@@ -266,9 +266,13 @@ def test_teachings_recipe_releases_make_students_copies_and_grades_a_blank_and_a
     for student_id, submission in (("blank", blank), ("solved", _answered(blank, CHEAPEST))):
         (course / "submitted" / student_id / assignment).mkdir(parents=True)
         nbformat.write(submission, course / "submitted" / student_id / assignment / f"{CHEAPEST}.ipynb")
-    # The project's environment, with this checkout's isolib (the course's settings import it).
+    # The project's environment, with this checkout's isolib (the course's settings import it) and its kernel,
+    # found first: a "Python (isolib)" another checkout registered for the user is not the one that grades.
+    from ipykernel.kernelspec import install as install_kernel
+
+    install_kernel(prefix=str(tmp_path / "kernel"), kernel_name=project.PROJECT_KERNEL["name"])
     environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-                   "PYTHONPATH": str(ROOT)}
+                   "PYTHONPATH": str(ROOT), "JUPYTER_PATH": str(tmp_path / "kernel" / "share" / "jupyter")}
     finished = subprocess.run(["bash", "-euc", re.sub(r"^COURSE=\S+", f"COURSE={course}", recipe, flags=re.M)],
                               cwd=ROOT, env=environment, capture_output=True, text=True)
     assert finished.returncode == 0, finished.stderr[-3000:]
