@@ -392,8 +392,8 @@ show_text("\n".join([*mean_scores_text, verdicts(claims.findings(evidence), ["Ta
 # ## Results against the paper
 #
 # `RESULTS.md` in the output folder lists each finding and reference number of the paper
-# beside this run's, marked *reproduced*, *borderline*, *not reproduced* or *not comparable* by the rule
-# given on its line (the study's `claims` declare them from the evidence stored beside the results, so
+# beside this run's, marked *reproduced*, *indistinguishable* (its control passes the same rule), *mixed*,
+# *borderline*, *not reproduced* or *not comparable* by the rule given on its line (the study's `claims` declare them from the evidence stored beside the results, so
 # `python -m isolib judge 01_ethayarajh_contextuality` judges them again with no model): qualitative findings about BERT are tested on the encoders that stand in
 # for it (and GPT-2's on the decoder), while reference numbers are comparable only on the
 # paper's own models (within 0.05), and are otherwise shown at the same relative depth.

@@ -355,7 +355,8 @@ show_text(verdicts(findings, ["3 rogue coordinates", "Standardisation removes"],
 # ## Results against the literature
 #
 # `RESULTS.md` in the output folder lists each claim beside this run's number, marked *reproduced*,
-# *borderline*, *not reproduced* or *not comparable* by the rule on its line (declared in
+# *indistinguishable* (its control passes the same rule), *mixed*, *borderline*, *not reproduced* or *not
+# comparable* by the rule on its line (declared in
 # `isolib.studies.every_measure.claims`, judged by `isolib.findings`). Claims about one space are judged per
 # model, a decoder in its start-token view with the papers' procedure beside it; claims about the
 # measures' agreement over all cells. Every threshold is ours: neither paper states one.
