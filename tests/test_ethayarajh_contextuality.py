@@ -27,6 +27,7 @@ from isolib.studies.ethayarajh_contextuality.static_vectors import (
     restricted_to,
     word_benchmarks,
 )
+from isolib.studies.ethayarajh_contextuality.table1 import decoders_against_encoders
 from isolib.views import View
 
 needs_data = pytest.mark.skipif(
@@ -653,6 +654,29 @@ def test_table1_judges_the_input_layer_by_the_same_rule_as_its_control():
     found = by_claim(claims.findings(evidence_of(per_layer, per_word_table(per_layer), n_lowest=2, table1=table1)))
     assert found[name].status == "reproduced" and found[name].control_status == ""
     assert "table1_layers has no 0" in found[name].control
+
+
+def test_table1_sets_decoders_against_encoders_whose_layers_differ_with_the_input_layers_as_control():
+    claim = "Table 1: GPT-2's PC static embeddings are worse than BERT's"
+    labels = ["minilm", "smollm2 (start token)"]
+
+    def judged(decoder_layer, decoder_input):
+        encoder = table1_rows("minilm", {"layer 0": [0.5] * 4, "layer 1": [0.7, 0.72, 0.69, 0.71], "layer 6": [0.6] * 4})
+        decoder = table1_rows("smollm2 (start token)", {"layer 0": decoder_input, "layer 1": decoder_layer,
+                                                        "layer 30": [0.3] * 4})
+        found = decoders_against_encoders(pd.concat([encoder, decoder]), labels, min_coverage=0.25)
+        assert [f.finding for f in found] == [claim]  # the models' layers differ: every benchmark still counts
+        return found[0]
+
+    worse = judged([0.55, 0.56, 0.54, 0.57], decoder_input=[0.6] * 4)
+    assert (worse.status, worse.control_status) == ("reproduced", "fails")
+    assert worse.value == pytest.approx(0.705 - 0.555) and "over 4 benchmarks" in worse.ours
+    # The decoder's input layer is as far behind: the gap is there without context, so it cannot be told apart.
+    assert judged([0.55, 0.56, 0.54, 0.57], decoder_input=[0.3] * 4).status == "indistinguishable"
+    assert judged([0.8, 0.81, 0.79, 0.8], decoder_input=[0.6] * 4).status == "not reproduced"
+    # Without a decoder or an encoder among the counted views the claim does not apply.
+    encoder = table1_rows("minilm", {"layer 1": [0.7] * 4})
+    assert decoders_against_encoders(encoder, ["minilm"], min_coverage=0.25) == []
 
 
 def test_the_slides_nouns_and_verbs_are_judged_against_words_of_the_same_frequencies():
