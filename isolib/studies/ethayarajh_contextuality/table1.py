@@ -121,14 +121,20 @@ def decoders_against_encoders(table1: pd.DataFrame, labels, min_coverage: float)
     input_layer = rows.groupby(["model", "embedding"]).layer.first().reindex(scores.columns).eq(0).to_numpy()
     has_inputs = rows[rows.layer == 0].model.nunique() == len(decoders + encoders)
 
-    def gap(benchmarks: pd.DataFrame) -> float:
-        best = benchmarks.mean().groupby("model").max()  # each model's best layer, mean over benchmarks
-        return float(best[encoders].min() - best[decoders].max())
+    def smallest_gap(columns: pd.Index):
+        """The statistic over benchmarks (rows) of ``columns``: every encoder's best layer minus every decoder's."""
+        model = columns.get_level_values("model").to_numpy()
+
+        def gap(benchmarks: np.ndarray) -> float:
+            means = benchmarks.mean(axis=0)  # each column's mean over benchmarks; a model's best is its largest
+            return float(min(means[model == m].max() for m in encoders) - max(means[model == m].max() for m in decoders))
+        return gap
 
     layers, inputs = scores.loc[:, ~input_layer], scores.loc[:, input_layer]
     best = layers.mean().groupby("model").max()
-    verdict = bootstrap_threshold(layers, gap, above=0.0)
-    control = bootstrap_threshold(inputs, gap, above=0.0) if has_inputs else Verdict.undecided()
+    verdict = bootstrap_threshold(layers.to_numpy(), smallest_gap(layers.columns), above=0.0)
+    control = (bootstrap_threshold(inputs.to_numpy(), smallest_gap(inputs.columns), above=0.0) if has_inputs
+               else Verdict.undecided())
     return [declare(
         "Table 1: GPT-2's PC static embeddings are worse than BERT's", "clearly worse on every benchmark",
         ", ".join(decoders + encoders),
