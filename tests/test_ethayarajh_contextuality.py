@@ -510,6 +510,28 @@ def test_intervals_on_adjusted_measures_cover_the_baselines_draws():
     assert raw.status == "reproduced" and "draws" not in raw.rule
 
 
+def test_the_bootstrap_over_types_weights_each_type_by_how_often_a_resample_draws_it():
+    from isolib.findings import bootstrap_threshold
+
+    generator = np.random.default_rng(0)
+    types = generator.normal(0.3, 0.1, size=(400, 3))
+    types[generator.random(types.shape) < 0.1] = np.nan  # types without a value in some layers are left out
+
+    def highest(means, baseline):
+        return np.max(means)
+
+    weighted = claims._bootstrap_over_types(types, None, highest, above=0.25)
+    by_rows = bootstrap_threshold(types, lambda rows: np.max(np.nanmean(rows, axis=0)), above=0.25)
+    assert weighted.value == pytest.approx(by_rows.value, abs=1e-12)
+    assert weighted.interval == pytest.approx(by_rows.interval, abs=0.01)  # other draws, the same distribution
+    assert weighted.interval[0] < weighted.value < weighted.interval[1]
+    # Whether a type lies below its draw's baseline is averaged in place of the types: a share per layer.
+    below = claims._bootstrap_over_types(types, np.array([[0.3] * 3, [-1.0] * 3]), highest,
+                                         per_type=claims._below, above=0.1)
+    assert below.value == pytest.approx(np.max(np.nanmean(types < 0.3, axis=0, where=~np.isnan(types))))
+    assert below.interval[0] == 0.0  # the draws whose baseline no type is below
+
+
 def test_bert_exceptions_at_the_top_are_judged_against_the_same_comparison_one_layer_lower():
     # The average cosine falls at the last layer but also one layer lower: the drop is not the last layer's own.
     per_layer = per_layer_table("mpnet", [0.05, 0.4, 0.3, 0.2], [0.9, 0.5, 0.6, 0.7], [0.4, 0.1, 0.2, 0.3],
