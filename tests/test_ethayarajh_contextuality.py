@@ -884,7 +884,8 @@ def whole_evidence():
 
 @pytest.fixture
 def few_resamples(monkeypatch):
-    """The claims' bootstraps with 50 resamples: a test of what is judged from what, in seconds."""
+    """The claims' bootstraps over rows (``bootstrap_threshold``) with 50 resamples: a test of what is judged from what,
+    in seconds (the per-type intervals are weighted and fast at 2,000)."""
     import functools
 
     monkeypatch.setattr(claims, "bootstrap_threshold", functools.partial(claims.bootstrap_threshold, n_resamples=50))

@@ -703,11 +703,10 @@ def _results_page(records: dict, folders: Sequence[Path], output: Path) -> str:
     from isolib.findings.report import glossary_link
 
     lines = ["# Isotropy cards: results of this run", "",
-             f"Each model's card is judged from its own evidence: its record is the card folder's `results.json` "
-             f"(this folder has none of its own), and the checks are counted apart on each line. The cards side by "
-             f"side, with "
-             f"the papers' reference numbers, are in [{COMPARISON_FILE}.md]({COMPARISON_FILE}.md). Statuses, marks "
-             f"and terms: {glossary_link(output)}.", ""]
+             "Each model's card is judged from its own evidence: its record is the card folder's `results.json` "
+             "(this folder has none of its own), and the checks are counted apart on each line. The cards side by "
+             f"side, with the papers' reference numbers, are in [{COMPARISON_FILE}.md]({COMPARISON_FILE}.md). "
+             f"Statuses, marks and terms: {glossary_link(output)}.", ""]
     for (model, record), folder in zip(records.items(), folders):
         inside = folder.resolve().is_relative_to(output.resolve())
         card = f" ([card]({folder.resolve().relative_to(output.resolve()).as_posix()}/{CARD_FILE}))" if inside else ""
