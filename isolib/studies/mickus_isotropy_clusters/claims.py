@@ -607,9 +607,9 @@ def run_notes(evidence: Mapping[str, object]) -> list[str]:
         "are judged by how far each metric moved towards its bound (IsoScore 0, the silhouette 1), thresholds ours.",
         (f"Controls (ours): {', '.join(dict.fromkeys(controls.setup))} also trained on shuffled labels and on a "
          f"label-free objective (uniform targets), {run['n_updates']} updates (metrics every {run['control_every']}), "
-         f"the same seeds; the control runs took {run['control_minutes']:.1f} min. Each stands on the line of the "
-         "claim it controls, judged by that claim's rule: IsoScore's fall beside the label-free run's, the "
-         "silhouette's rise and its steadiness beside the shuffled-label run's silhouette against the true labels."
+         f"the same seeds; the control runs took {run['control_minutes']:.1f} min in this run (runs stored by an "
+         "earlier run are read, not trained again). Each stands on the line of the claim it controls, judged by "
+         "that claim's rule: IsoScore's fall beside the label-free run's, the silhouette's rise and its steadiness beside the shuffled-label run's silhouette against the true labels."
          if len(controls) else "Controls (ours): not run in this profile."),
         (f"Appendix A: {', '.join(run['glue_tasks'])} with {', '.join(run['glue_models'])}; {run['glue_updates']} "
          f"updates; metrics on a fresh sample of {run['glue_sample_size']:,} items per update when a set is larger; "
@@ -619,8 +619,8 @@ def run_notes(evidence: Mapping[str, object]) -> list[str]:
         "Checks, not tests: the counts of Tables 1 and 2 (the probe's shape was derived from them) and Section 2's "
         "synthetic demonstration. Figure 3's and Table 3's correlations are reported on the lines of the trends "
         "they follow from, not judged apart.",
-        f"Wall time of the notebook: {run['wall_minutes']:.1f} min; peak memory of the kernel: "
-        f"{run['peak_gib']:.1f} GiB.",
+        f"Wall time of the notebook: {run['wall_minutes']:.1f} min (training runs and embeddings read from the cache "
+        f"when stored); peak memory of the kernel: {run['peak_gib']:.1f} GiB.",
     ]
 
 
