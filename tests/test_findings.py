@@ -455,6 +455,8 @@ def test_overview_counts_come_from_the_results_pages(tmp_path):
     assert '<img src="01_a_study/fig1.png"' in text and '<img src="00_quickstart/plot.png"' in text
     assert "- Anisotropy | everywhere: minilm (stand-in) reproduced; mpnet (stand-in) not reproduced" in text
     assert text.index("## 00_quickstart") < text.index("## 01_a_study")
+    # A newcomer reads what the decoder's judged view is before meeting "smollm2 (start token)" in the headlines.
+    assert "A decoder is judged in its *start-token* view" in text.split("## ")[0]
     # A study without its record is an error naming the file, never "not a study".
     (tmp_path / "01_a_study" / "results.json").unlink()
     with pytest.raises(ResultsError, match="results.json is missing"):

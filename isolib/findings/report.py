@@ -313,8 +313,11 @@ def overview_text(figures_dir: str | Path, studies: Sequence[str], *, thumbnail_
              "its control by the same rule. Results on the paper's own models and on *stand-ins* (the offline "
              "models run in place of BERT, GPT-2 and the papers' static vectors) are counted apart: a stand-in that "
              "behaves differently is a finding about the stand-in, not the paper failing. *Checks* (bookkeeping, "
-             "properties true by construction) are not counted. Every status, mark and measure is defined in "
-             f"{glossary_link(figures_dir)}.", "",
+             "properties true by construction) are not counted. A decoder is judged in its *start-token* view "
+             "(`smollm2 (start token)`): a start token before every input becomes the attention sink, the position "
+             "most attention flows to and whose norm is many times the others', and is left out; the papers' "
+             "procedure, the sink kept, is shown beside it and never counted. Every status, mark and measure is "
+             f"defined in {glossary_link(figures_dir)}.", "",
              "| study | results on | " + " | ".join(STATUSES) + " | checks | results |",
              "|---|---|" + "---:|" * len(STATUSES) + "---:|---|"]
     for name, results in records.items():
