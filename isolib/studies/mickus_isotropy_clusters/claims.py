@@ -609,7 +609,8 @@ def run_notes(evidence: Mapping[str, object]) -> list[str]:
          f"label-free objective (uniform targets), {run['n_updates']} updates (metrics every {run['control_every']}), "
          f"the same seeds; the control runs took {run['control_minutes']:.1f} min in this run (runs stored by an "
          "earlier run are read, not trained again). Each stands on the line of the claim it controls, judged by "
-         "that claim's rule: IsoScore's fall beside the label-free run's, the silhouette's rise and its steadiness beside the shuffled-label run's silhouette against the true labels."
+         "that claim's rule: IsoScore's fall beside the label-free run's, the silhouette's rise and its "
+         "steadiness beside the shuffled-label run's silhouette against the true labels."
          if len(controls) else "Controls (ours): not run in this profile."),
         (f"Appendix A: {', '.join(run['glue_tasks'])} with {', '.join(run['glue_models'])}; {run['glue_updates']} "
          f"updates; metrics on a fresh sample of {run['glue_sample_size']:,} items per update when a set is larger; "
