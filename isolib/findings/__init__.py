@@ -78,6 +78,7 @@ from isolib.findings.record import (
     write_record,
 )
 from isolib.findings.reference import (
+    ENCODER_TRAINING_LENGTH,
     STAND_IN_REASONS,
     PaperModel,
     compare_reference,
@@ -119,6 +120,7 @@ __all__ = [
     "Finding", "declare", "not_comparable", "SINK_ARTEFACT", "combine_datasets", "combined_status",
     "judge_decoder_views", "mark_stand_ins",
     "Record", "read_record", "write_record",
-    "PaperModel", "STAND_IN_REASONS", "paper_counterpart", "models_line", "compare_reference",
+    "ENCODER_TRAINING_LENGTH", "PaperModel", "STAND_IN_REASONS", "paper_counterpart", "models_line",
+    "compare_reference",
     "findings_table", "count_line", "verdicts", "verdict_table", "STATUS_WORDS", "results_page", "write_pages", "write_results", "overview_text", "write_overview",
 ]

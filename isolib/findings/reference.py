@@ -17,11 +17,14 @@ from isolib.findings.rules import Verdict, within
 from isolib.models import OFFLINE_MODELS
 from isolib.views import View
 
-__all__ = ["PaperModel", "STAND_IN_REASONS", "paper_counterpart", "models_line", "compare_reference"]
+__all__ = ["ENCODER_TRAINING_LENGTH", "PaperModel", "STAND_IN_REASONS", "paper_counterpart", "models_line",
+           "compare_reference"]
 
+ENCODER_TRAINING_LENGTH = 128  # the longest input the sentence encoders were trained on, in tokens
 _SENTENCE_ENCODER = ("a sentence encoder trained contrastively to spread sentences apart for similarity search, so it "
                      "is expected to be nearly isotropic and to lose from removing its principal directions; it was "
-                     "trained on sentences and short paragraphs (at most {length} tokens), not on 512-token windows")
+                     f"trained on sentences and short paragraphs of at most {ENCODER_TRAINING_LENGTH} tokens (its "
+                     "library cuts inputs at {length})")
 # Why each offline model may behave differently from the paper's model it stands in for: said once on every page.
 STAND_IN_REASONS = {
     "minilm": _SENTENCE_ENCODER.format(length=256),

@@ -16,6 +16,7 @@ import pandas as pd
 
 from isolib.findings import (
     ARTEFACT_RULE,
+    ENCODER_TRAINING_LENGTH,
     Finding,
     Record,
     Verdict,
@@ -57,8 +58,6 @@ TABLE3_TOLERANCE = 1.0
 # What the centring claims' intervals resample: the units of compute.measures.centring_units, and what that assumes.
 TYPES = ("types (one random token of each, the same in every layer), each drawn with all its layers; the interval "
          "assumes independent types and holds the k-means partition fixed")
-# The encoders' longest training inputs: all-MiniLM-L6-v2 and all-mpnet-base-v2 were trained on at most 128 tokens.
-ENCODER_TRAINING_LENGTH = 128
 
 
 def counterpart(model: str) -> str | None:
