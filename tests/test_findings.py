@@ -593,6 +593,20 @@ def test_a_stand_ins_result_never_counts_as_the_papers(tmp_path):
     assert "**minilm, mpnet**" not in page
 
 
+def test_a_page_says_how_a_decoders_sink_is_handled_only_where_it_holds_a_decoders_views(tmp_path):
+    from isolib.findings import Record
+
+    def page(*models):
+        rows = [declare("Claim", "p", model, "0.3", threshold(0.3, above=0.1), "r.", **TEST) for model in models]
+        return results_page(Record("T", "C", "M", (), tuple(rows)), tmp_path)
+
+    assert "attention sink" not in page("minilm", "mpnet")
+    with_decoder = page("minilm", "smollm2", "smollm2 (start token)")
+    assert with_decoder.count("A decoder's first position is an attention sink.") == 1
+    assert "the sink kept) is shown beside it, never counted" in with_decoder
+    assert "position 0 dropped are shown" in page("smollm2", "smollm2 (start token)", "smollm2 (position 0 dropped)")
+
+
 def test_a_degenerate_interval_is_reported_and_decides_nothing():
     constant = bootstrap_threshold(np.full(50, 0.7), np.mean, above=0.5)
     assert constant.degenerate and constant.interval == pytest.approx((0.7, 0.7)) and not constant.borderline

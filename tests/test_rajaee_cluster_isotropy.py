@@ -617,7 +617,7 @@ def test_the_stored_evidence_is_judged_as_the_computed_one(tmp_path):
     assert stored.notes[0].startswith("Profile `quick`: models minilm; datasets STS-B dev; seeds 0, 1 (1 initialisation")
     assert "(chosen: rte 5e-05)" in stored.notes[0] and "1.2 min" in stored.notes[-1]
     # minilm stands in for BERT: the page says why it may differ, and its results are marked as a stand-in's.
-    assert stored.notes[2] == claims.STAND_IN_NOTE
+    assert stored.notes[1] == claims.STAND_IN_NOTE
     assert {f.stand_in for f in stored.findings if f.model == "minilm"} == {"minilm"}
     # Without the fine-tuning evidence (the quick profile), its claims are not comparable.
     quick = claims.record({name: value for name, value in evidence.items()

@@ -29,6 +29,7 @@ from isolib.findings.record import (
 )
 from isolib.findings.reference import STAND_IN_REASONS
 from isolib.markdown import markdown_table
+from isolib.views import View
 
 _GLANCE_HEADING = "## At a glance"
 _STAND_INS_HEADING = "## Stand-ins: why their results may differ from the paper's models"
@@ -210,6 +211,18 @@ def _stand_in_lines(findings: Sequence[Finding]) -> list[str]:
     return [f"- **{name}**: {STAND_IN_REASONS.get(name, 'a model the paper did not run')}." for name in names]
 
 
+def _decoder_lines(findings: Sequence[Finding]) -> list[str]:
+    """How a decoder's attention sink is handled, said once where a page holds a decoder's views (else nothing)."""
+    views = {View.parse(f.model).first_position for f in findings}
+    if "start_token" not in views:
+        return []
+    beside = ("the paper's procedure (the model's name alone, the sink kept) "
+              + ("and the view with position 0 dropped are" if "drop" in views else "is"))
+    return [f"A decoder's first position is an attention sink. A decoder is judged in its start-token view (a start "
+            f"token before each input takes the sink and is left out); {beside} shown beside it, never counted, and a "
+            "finding that holds only with the sink is marked so.", ""]
+
+
 def _not_comparable_lines(findings: Sequence[Finding]) -> list[str]:
     """The tests that are not comparable, once per claim and reason with their models, collapsed."""
     reasons: dict[tuple[str, str], list[str]] = {}
@@ -245,6 +258,7 @@ def results_page(record: Record, folder: str | Path = ".") -> str:
              _GLANCE_HEADING, "", glance, "", "**Summary:** " + count_line(findings) + " Statuses, marks and terms: "
              + glossary_link(folder) + ".", "",
              *([_STAND_INS_HEADING, "", *stand_ins, ""] if stand_ins else []),
+             *_decoder_lines(findings),
              *[line for note in record.notes for line in (note, "")],
              _HEADLINE_HEADING, "", *_headline_lines(findings), "",
              *_section(_TESTS_HEADING, judged, _COLUMNS, "No test could be judged."),

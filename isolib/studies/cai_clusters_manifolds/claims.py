@@ -441,8 +441,6 @@ def notes(run: dict) -> list[str]:
         f"tokens, mostly window-first tokens or placeholders, mostly one type or of far norms; "
         f"LID k = {run['lid_k']} over {run['lid_queries'] or 'all'} query points.",
         "Layers are ours (0 = input embeddings); the authors' layer L is our L+1.",
-        "A decoder is judged in its start-token view; the paper's procedure (the model's name alone, the attention sink "
-        f"kept) is shown beside it, not counted (views run: {', '.join(run['decoder_views']) or 'none'}).",
         f"Wall time of the notebook: {run['wall_minutes']:.1f} min (embeddings read from the cache when present); "
         f"peak memory of the kernel: {run['peak_gib']:.1f} GiB.",
         *_long_windows(run),

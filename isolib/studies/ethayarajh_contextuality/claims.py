@@ -583,10 +583,6 @@ def notes(run: dict) -> tuple[str, ...]:
         "Besides the stand-ins' reasons above: minilm has 6 layers to BERT's 12, so a reference number is shown at "
         "the same relative depth; the STS sentences are short, within every stand-in's training length; Table 1's "
         f"static embedding, {run['static_baseline']}, is weaker than the paper's 300-d GloVe and FastText.",
-        "A decoder's first position (the attention sink) is analysed as the paper did (the model's name alone) and "
-        f"in the views {', '.join(run['decoder_views']) or 'none'} (the name with the view in parentheses). A decoder "
-        "is judged in its start-token view; the paper's procedure is shown beside it, not counted, enters no finding "
-        "across models, and a finding that holds only with the sink is marked so.",
         f"Wall time of the notebook: {run['wall_minutes']:.1f} min (tables read from the cache when stored); "
         f"peak memory of the kernel: {run['peak_gib']:.1f} GiB.",
     )

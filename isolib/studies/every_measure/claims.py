@@ -494,9 +494,7 @@ def notes(run: dict, by_replicate: pd.DataFrame, n_point_sets: int) -> list[str]
         f"{params['cluster_encoder']} (encoders), {params['cluster_decoder']} (decoders); top "
         f"{', '.join(map(str, params['rogue_dimensions']))} coordinates removed; scaling x{params['scale']}; outlier at "
         f"{params['outlier_scale']} median distances; {params['small_n']} points.",
-        "A decoder is judged in its start-token view; the papers' procedure (the model's name alone, the attention sink "
-        f"kept) is shown beside it, not counted (views run: {', '.join(params['decoder_views']) or 'none'}). Layers: 0 "
-        "is the input embedding layer.",
+        "Layers: 0 is the input embedding layer.",
         "Every model here stands in for the papers' (Timkey & van Schijndel's BERT, RoBERTa, XLNet and GPT-2; Rudman et "
         "al.'s pretrained BERT- and GPT-family models): a status says what these models do. The contextual models read "
         f"windows of {params['window_length']} tokens of running text, far longer than the sentences the sentence "

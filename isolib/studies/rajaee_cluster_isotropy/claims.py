@@ -608,9 +608,6 @@ def run_notes(run: dict, finetuned: pd.DataFrame | None = None) -> list[str]:
         f"{', '.join(DATASETS[d][2] for d in run['datasets'])}; seeds {', '.join(map(str, run['seeds']))} "
         f"({run['n_init']} initialisation per clustering); SST-2 probe on {run['sst2_train_sentences']} training "
         "sentences; fine-tuning: " + finetuning,
-        "A decoder's first position (the attention sink): judged in the start-token view when it is run, the paper's "
-        "procedure (the model's name alone) beside it, not counted; views run: "
-        f"{', '.join(run['decoder_views']) or 'none'} (the name with the view in parentheses).",
         *([STAND_IN_NOTE] if SENTENCE_ENCODERS & {View.parse(model).model for model in run["models"]} else []),
         f"Wall time of the notebook: {run['wall_minutes']:.1f} min (embeddings read from the cache when present); "
         f"peak memory of the kernel: {run['peak_memory_gib']:.1f} GiB.",
