@@ -602,7 +602,7 @@ def test_a_page_says_how_a_decoders_sink_is_handled_only_where_it_holds_a_decode
 
     assert "attention sink" not in page("minilm", "mpnet")
     with_decoder = page("minilm", "smollm2", "smollm2 (start token)")
-    assert with_decoder.count("A decoder's first position is an attention sink.") == 1
+    assert with_decoder.count("A decoder is judged in its start-token view: a start token") == 1
     assert "the sink kept) is shown beside it, never counted" in with_decoder
     assert "position 0 dropped are shown" in page("smollm2", "smollm2 (start token)", "smollm2 (position 0 dropped)")
 

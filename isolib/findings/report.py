@@ -218,9 +218,9 @@ def _decoder_lines(findings: Sequence[Finding]) -> list[str]:
         return []
     beside = ("the paper's procedure (the model's name alone, the sink kept) "
               + ("and the view with position 0 dropped are" if "drop" in views else "is"))
-    return [f"A decoder's first position is an attention sink. A decoder is judged in its start-token view (a start "
-            f"token before each input takes the sink and is left out); {beside} shown beside it, never counted, and a "
-            "finding that holds only with the sink is marked so.", ""]
+    return [f"A decoder is judged in its start-token view: a start token before each input takes the attention sink "
+            "(the first position, of huge norm, that most attention flows to) and is left out; "
+            f"{beside} shown beside it, never counted, and a finding that holds only with the sink is marked so.", ""]
 
 
 def _not_comparable_lines(findings: Sequence[Finding]) -> list[str]:
