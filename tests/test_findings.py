@@ -322,6 +322,23 @@ def test_datasets_that_disagree_are_mixed_never_borderline():
     assert combine_datasets({"ptb": [row("minilm", 0.5)]}) == [row("minilm", 0.5)]
 
 
+def test_a_combined_line_states_its_thresholds_and_each_datasets_control_not_the_first_datasets():
+    def row(value, control):
+        return declare("Clusters dominate", "yes", "minilm", f"{value}", threshold(value, above=0.1), "r.",
+                       kind="test", control="a single cluster", control_verdict=threshold(control, above=0.1),
+                       threshold_ours=True)
+
+    assert row(0.5, 0.02).rule == ("r. Threshold ours: the status holds for any threshold below 0.50. "
+                                   "Its control, by the same rule: 0.02, fails.")
+    combined, = combine_datasets({"ptb": [row(0.5, 0.02)], "wikitext2": [row(0.05, 0.3)]})
+    # Between the two values no corpus changes its status, so the mixed line holds; beyond them it may not.
+    assert combined.status == "mixed" and combined.status_range == (0.05, 0.5)
+    assert combined.rule.startswith(
+        "r. Threshold ours: every corpus's status, and so the combined one, holds for any threshold from 0.05 to "
+        "0.50. Its control, by the same rule: on ptb 0.02, fails; on wikitext2 0.30, passes too: the data cannot tell "
+        "the claim from it. Judged on each corpus; combined by one rule")
+
+
 @pytest.mark.parametrize("statuses, expected", [
     (["not reproduced"] * 6 + ["borderline"] * 2, "not reproduced"),  # 6 of 8 against, 2 within noise
     (["reproduced"] * 5 + ["not reproduced"], "mixed"),  # one dataset against is never outvoted

@@ -174,20 +174,26 @@ def _status(verdict: Verdict, kind: str, control_verdict: Verdict | None = None)
     return "reproduced" if verdict.passed else "not reproduced"
 
 
+# The sentences a judged rule ends with: the threshold's range, then the control's outcome. A line combined over
+# datasets replaces them with its own (:func:`_combined_judgement`), since each dataset has its numbers.
+_THRESHOLD_SENTENCE = " Threshold ours"
+_CONTROL_SENTENCE = " Its control, by the same rule: "
+_CONTROL_UNJUDGED = " Its control cannot be judged by the same rule."
+
+
 def _control_text(control_verdict: Verdict) -> str:
     """" Its control, by the same rule: 0.05 [95% CI ...], passes." (the rule's sentence on the control)."""
     if control_verdict.passed is None:
-        return " Its control cannot be judged by the same rule."
+        return _CONTROL_UNJUDGED
     interval = f" {control_verdict.interval_text}" if control_verdict.interval is not None else ""
     outcome = ("passes too: the data cannot tell the claim from it" if control_verdict.passed else "fails")
-    return f" Its control, by the same rule: {_number(control_verdict.value)}{interval}, {outcome}."
+    return f"{_CONTROL_SENTENCE}{_number(control_verdict.value)}{interval}, {outcome}."
 
 
-def _threshold_text(verdict: Verdict) -> str:
-    """" Threshold ours: the status holds for any threshold below 0.11." (the rule's last sentence)."""
-    span = threshold_range(verdict)
+def _threshold_text(span: tuple[float, float] | None, holds: str = "the status holds") -> str:
+    """" Threshold ours: the status holds for any threshold below 0.11." (the rule's sentence on its threshold)."""
     if span is None:
-        return " Threshold ours."
+        return f"{_THRESHOLD_SENTENCE}."
     low, high = span
     if np.isinf(low):
         where = f"below {_number(high)}"
@@ -195,7 +201,7 @@ def _threshold_text(verdict: Verdict) -> str:
         where = f"above {_number(low)}"
     else:
         where = f"from {_number(low)} to {_number(high)}"
-    return f" Threshold ours: the status holds for any threshold {where}."
+    return f"{_THRESHOLD_SENTENCE}: {holds} for any threshold {where}."
 
 
 def declare(finding: str, paper: str, model: str, ours: str, verdict: Verdict, rule: str, *, kind: str,
@@ -241,7 +247,7 @@ def declare(finding: str, paper: str, model: str, ours: str, verdict: Verdict, r
     if kind == "check" and (control is not None or control_verdict is not None or threshold_ours):
         raise ValueError("a check has no control and no threshold of ours; declare it as a test.")
     judged = verdict.passed is not None
-    rule = (rule + (_threshold_text(verdict) if threshold_ours and judged else "")
+    rule = (rule + (_threshold_text(threshold_range(verdict)) if threshold_ours and judged else "")
             + (_control_text(control_verdict) if control_verdict is not None and judged else ""))
     status = _status(verdict, kind, control_verdict)
     marks = [name for name, applies in (
@@ -375,14 +381,43 @@ def combine_datasets(by_dataset: dict[str, Sequence[Finding]], *, unit: str = "c
                          for dataset, finding in members)
         notes = list(dict.fromkeys(finding.note for _, finding in members if finding.note))
         controls = {finding.control_status for _, finding in members}
+        status_range, judgement = _combined_judgement(members, unit)
         rule = first.rule if status == "not comparable" else (
-            f"{first.rule} " + (COMBINE_RULE if first.kind == "test" else COMBINE_CHECK_RULE).format(unit=unit))
+            judgement + " " + (COMBINE_RULE if first.kind == "test" else COMBINE_CHECK_RULE).format(unit=unit))
         combined.append(dataclasses.replace(
             first, ours=ours, status=status, rule=rule, note="; ".join(notes),
             headline=any(finding.headline for _, finding in members), value=math.nan, interval=None,
-            status_range=None, control_value=math.nan, control_status=controls.pop() if len(controls) == 1 else "",
+            status_range=status_range, control_value=math.nan,
+            control_status=controls.pop() if len(controls) == 1 else "",
             marks=tuple(dict.fromkeys(mark for _, finding in members for mark in finding.marks))))
     return combined
+
+
+def _combined_judgement(members: Sequence[tuple[str, Finding]], unit: str) -> tuple[tuple | None, str]:
+    """The range of thresholds and the rule of a line combined over datasets, with each dataset's control.
+
+    Each dataset's rule ends with its own range and control (:func:`declare`); the combined rule keeps the rule
+    and ends with the thresholds over which no dataset's status changes (so neither does the combined one),
+    then the control's outcome on each dataset.
+    """
+    first = members[0][1]
+    rule = first.rule.split(_THRESHOLD_SENTENCE)[0].split(_CONTROL_SENTENCE)[0].split(_CONTROL_UNJUDGED)[0]
+    judged = [(dataset, finding) for dataset, finding in members if finding.status != "not comparable"]
+    status_range = None
+    if first.threshold_ours and judged:
+        spans = [finding.status_range for _, finding in judged]
+        if None not in spans:
+            status_range = (max(low for low, _ in spans), min(high for _, high in spans))
+        rule += _threshold_text(status_range, holds=f"every {unit}'s status, and so the combined one, holds")
+    controls = []
+    for dataset, finding in judged:
+        if _CONTROL_SENTENCE in finding.rule:
+            controls.append(f"on {dataset} {finding.rule.split(_CONTROL_SENTENCE)[1].removesuffix('.')}")
+        elif _CONTROL_UNJUDGED in finding.rule:
+            controls.append(f"on {dataset} it cannot be judged")
+    if controls:
+        rule += f"{_CONTROL_SENTENCE}{'; '.join(controls)}."
+    return status_range, rule
 
 
 def offline_stand_in(model: str) -> str:
