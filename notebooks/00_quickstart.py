@@ -31,6 +31,8 @@
 # * **Figure `anisotropy_per_layer`** — average cosine between random tokens, per layer, per model;
 # * **Table `anisotropy_per_layer`** — the same numbers, with the mean token norm per layer.
 #
+# Every measure and term of the collection is defined in [the glossary](../docs/glossary.md).
+#
 # Layer 0 is the input embedding layer, layer *L* the output of block *L*
 # (see `isolib.models`). Special tokens ([CLS], [SEP]) are excluded.
 

@@ -24,7 +24,8 @@
 # which post-processing helps a similarity task; which measure to believe. This notebook writes, for each
 # model it is given (an offline name, a model folder or a Hub id), one **card**: the measures of notebook 05
 # per layer, judged statement by statement by the collection's findings machinery, so that a card never
-# says more than its numbers. `python -m isolib card MODEL` writes the same card from a terminal.
+# says more than its numbers. `python -m isolib card MODEL` writes the same card from a terminal. Every status,
+# mark and measure is defined in [the glossary](../docs/glossary.md).
 #
 # Per layer, and for a decoder per view of its first position (as the papers fed it, and behind a start
 # token that absorbs the attention sink, the view judged), a card holds:
