@@ -913,8 +913,9 @@ def test_the_stored_evidence_is_judged_again_to_the_same_record(tmp_path, few_re
     assert {f.stand_in for f in expected.findings if f.model != "-"} == {"minilm", "smollm2", "smollm2, minilm"}
     assert expected.notes[0].startswith("Profile `quick`: models minilm, smollm2; 3 STS sentences; unit `token`")
     assert "MEV and PC vectors from at most all occurrences" in expected.notes[0]
-    assert expected.notes[-1] == ("Wall time of the notebook: 0.2 min (tables read from the cache when stored); "
-                                 "peak memory of the kernel: 1.5 GiB.")
+    assert expected.notes[-1] == ("Wall time of the notebook: 0.2 min, reading from the cache what an earlier run "
+                                 "stored (each model view's tables); the time from nothing is in "
+                                 "docs/performance.md. Peak memory of the kernel: 1.5 GiB.")
     assert expected.models.endswith("; static baseline toy; ELMo is not run.")
     assert expected.notes[1].startswith("Every claim about layers is judged over the non-input layers")
 

@@ -416,8 +416,8 @@ def test_the_record_is_judged_from_the_stored_evidence_alone(tmp_path, everythin
     notes = " ".join(judged.notes)
     assert ("Controls (ours): (i) polarity also trained" in notes) == everything_run
     assert ("Appendix A: cola with minilm; 30 updates" in notes) == everything_run
-    assert ("Wall time of the notebook: 1.5 min (training runs and embeddings read from the cache when stored); "
-            "peak memory of the kernel: 2.0 GiB.") in notes
+    assert ("Wall time of the notebook: 1.5 min, reading from the cache what an earlier run stored (embeddings and "
+            "training runs)") in notes and "Peak memory of the kernel: 2.0 GiB." in notes
     trends = [f for f in judged.findings if f.finding.startswith("IsoScore falls")]
     assert trends and all(f.sampling_unit == "seeds" and f.interval is not None for f in trends)
     # The static setups stand on GloVe-50d, a stand-in for the paper's word2vec; (i) and Appendix A on the paper's

@@ -86,6 +86,7 @@ from isolib.findings.reference import (
     paper_counterpart,
 )
 from isolib.findings.report import (
+    cost_note,
     count_line,
     findings_table,
     overview_text,
@@ -122,5 +123,5 @@ __all__ = [
     "Record", "read_record", "write_record",
     "ENCODER_TRAINING_LENGTH", "PaperModel", "STAND_IN_REASONS", "paper_counterpart", "models_line",
     "compare_reference",
-    "findings_table", "count_line", "verdicts", "verdict_table", "STATUS_WORDS", "results_page", "write_pages", "write_results", "overview_text", "write_overview",
+    "findings_table", "cost_note", "count_line", "verdicts", "verdict_table", "STATUS_WORDS", "results_page", "write_pages", "write_results", "overview_text", "write_overview",
 ]

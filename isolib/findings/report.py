@@ -198,6 +198,17 @@ def _section(heading: str, findings: Sequence[Finding], columns: list[str], empt
     return [heading, "", markdown_table(table) if findings else empty, ""]
 
 
+def cost_note(wall_minutes: float, peak_gib: float, stored: str, detail: str = "") -> str:
+    """What a study's run cost, said alike on every page: its time counts only what it did not read back.
+
+    ``stored`` names what the run reads from the cache when an earlier run stored it ("embeddings and training
+    runs"); ``detail`` follows the minutes (", of which ...").
+    """
+    return (f"Wall time of the notebook: {wall_minutes:.1f} min{detail}, reading from the cache what an earlier run "
+            f"stored ({stored}); the time from nothing is in docs/performance.md. Peak memory of the kernel: "
+            f"{peak_gib:.1f} GiB.")
+
+
 def glossary_link(folder: str | Path) -> str:
     """A Markdown link to the glossary from a page in ``folder`` (relative inside the repository)."""
     folder = Path(folder).resolve()

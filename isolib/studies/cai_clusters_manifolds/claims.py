@@ -25,6 +25,7 @@ from isolib.findings import (
     bootstrap_threshold,
     combine_datasets,
     compare_with_control,
+    cost_note,
     declare,
     judge_decoder_views,
     models_line,
@@ -441,8 +442,7 @@ def notes(run: dict) -> list[str]:
         f"tokens, mostly window-first tokens or placeholders, mostly one type or of far norms; "
         f"LID k = {run['lid_k']} over {run['lid_queries'] or 'all'} query points.",
         "Layers are ours (0 = input embeddings); the authors' layer L is our L+1.",
-        f"Wall time of the notebook: {run['wall_minutes']:.1f} min (embeddings read from the cache when present); "
-        f"peak memory of the kernel: {run['peak_gib']:.1f} GiB.",
+        cost_note(run["wall_minutes"], run["peak_gib"], "embeddings and layer analyses"),
         *_long_windows(run),
     ]
 

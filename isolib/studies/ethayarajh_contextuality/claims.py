@@ -56,6 +56,7 @@ from isolib.findings import (
     bootstrap_threshold,
     combine_datasets,
     compare_reference,
+    cost_note,
     declare,
     judge_decoder_views,
     mark_stand_ins,
@@ -583,8 +584,7 @@ def notes(run: dict) -> tuple[str, ...]:
         "Besides the stand-ins' reasons above: minilm has 6 layers to BERT's 12, so a reference number is shown at "
         "the same relative depth; the STS sentences are short, within every stand-in's training length; Table 1's "
         f"static embedding, {run['static_baseline']}, is weaker than the paper's 300-d GloVe and FastText.",
-        f"Wall time of the notebook: {run['wall_minutes']:.1f} min (tables read from the cache when stored); "
-        f"peak memory of the kernel: {run['peak_gib']:.1f} GiB.",
+        cost_note(run["wall_minutes"], run["peak_gib"], "each model view's tables"),
     )
 
 

@@ -36,6 +36,7 @@ from isolib.findings import (
     Verdict,
     all_of,
     bootstrap_threshold,
+    cost_note,
     declare,
     judge_decoder_views,
     mark_stand_ins,
@@ -505,10 +506,9 @@ def notes(run: dict, by_replicate: pd.DataFrame, n_point_sets: int) -> list[str]
         "independent draws; the windows are taken to be); the agreement tests' resample whole model views, each with "
         "all its cells (the layers of one model are not independent draws), crossed with the token samples: with few "
         "models they are wide. The standardisation test takes the worst layer and token sample, without an interval.",
-        f"Wall time of the notebook: {run['wall_minutes']:.1f} min, of which {run['measuring_minutes']:.1f} min "
-        f"measuring {n_point_sets} point sets, {params['n_jobs'] if params['n_jobs'] > 0 else 'one per core'} at a time "
-        "on one thread each (embeddings read from the cache when present); peak memory of the kernel: "
-        f"{run['peak_gib']:.1f} GiB.",
+        cost_note(run["wall_minutes"], run["peak_gib"], "embeddings",
+                  f", of which {run['measuring_minutes']:.1f} min measuring {n_point_sets} point sets, "
+                  f"{params['n_jobs'] if params['n_jobs'] > 0 else 'one per core'} at a time on one thread each"),
     ]
 
 

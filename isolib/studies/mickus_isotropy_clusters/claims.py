@@ -31,6 +31,7 @@ from isolib.findings import (
     all_of,
     bootstrap_threshold,
     combine_datasets,
+    cost_note,
     declare,
     mark_stand_ins,
     not_comparable,
@@ -620,8 +621,7 @@ def run_notes(evidence: Mapping[str, object]) -> list[str]:
         "Checks, not tests: the counts of Tables 1 and 2 (the probe's shape was derived from them) and Section 2's "
         "synthetic demonstration. Figure 3's and Table 3's correlations are reported on the lines of the trends "
         "they follow from, not judged apart.",
-        f"Wall time of the notebook: {run['wall_minutes']:.1f} min (training runs and embeddings read from the cache "
-        f"when stored); peak memory of the kernel: {run['peak_gib']:.1f} GiB.",
+        cost_note(run["wall_minutes"], run["peak_gib"], "embeddings and training runs"),
     ]
 
 

@@ -27,6 +27,7 @@ from isolib.findings import (
     all_of,
     bootstrap_threshold,
     combine_datasets,
+    cost_note,
     declare,
     judge_decoder_views,
     models_line,
@@ -609,8 +610,8 @@ def run_notes(run: dict, finetuned: pd.DataFrame | None = None) -> list[str]:
         f"({run['n_init']} initialisation per clustering); SST-2 probe on {run['sst2_train_sentences']} training "
         "sentences; fine-tuning: " + finetuning,
         *([STAND_IN_NOTE] if SENTENCE_ENCODERS & {View.parse(model).model for model in run["models"]} else []),
-        f"Wall time of the notebook: {run['wall_minutes']:.1f} min (embeddings read from the cache when present); "
-        f"peak memory of the kernel: {run['peak_memory_gib']:.1f} GiB.",
+        cost_note(run["wall_minutes"], run["peak_memory_gib"],
+                  "embeddings, STS rows, grid points and fine-tuning runs"),
     ]
 
 
