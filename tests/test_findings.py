@@ -339,6 +339,19 @@ def test_a_combined_line_states_its_thresholds_and_each_datasets_control_not_the
         "the claim from it. Judged on each corpus; combined by one rule")
 
 
+def test_a_combined_line_keeps_a_knife_edge_only_where_that_datasets_flip_would_change_it():
+    def row(value):
+        return declare("Clusters dominate", "yes", "minilm", f"{value}", threshold(value, above=0.1), "r.",
+                       kind="test", control="a single cluster", threshold_ours=True)
+
+    assert row(0.101).marks == ("knife edge",) and row(0.5).marks == ()
+    # Two corpora: the edge one flipping makes them disagree, so the combined status hangs on it.
+    assert combine_datasets({"ptb": [row(0.101)], "wikitext2": [row(0.5)]})[0].marks == ("knife edge",)
+    # Three against one edge: mixed whichever way the edge goes.
+    combined, = combine_datasets({"a": [row(0.5)], "b": [row(0.01)], "c": [row(0.02)], "d": [row(0.099)]})
+    assert combined.status == "mixed" and combined.marks == ()
+
+
 @pytest.mark.parametrize("statuses, expected", [
     (["not reproduced"] * 6 + ["borderline"] * 2, "not reproduced"),  # 6 of 8 against, 2 within noise
     (["reproduced"] * 5 + ["not reproduced"], "mixed"),  # one dataset against is never outvoted

@@ -51,7 +51,8 @@ STATUS_MEANINGS = {
 # Marks a finding's line can carry beside its status, and what each says.
 MARKS = {
     "knife edge": "the judged value lies within 5% of its threshold: a slightly different threshold or sample could "
-                  "change the status",
+                  "change the status (on a line combined over datasets: a dataset's value does, and its status "
+                  "changing would change the combined one)",
     "degenerate interval": "the interval has zero width by construction (what it resamples does not vary), so it "
                            "carries no uncertainty and no status rests on it",
     "depends on scale": "judged scale-free (on unit vectors, or a scale-free counterpart) the status differs: the "
@@ -389,8 +390,19 @@ def combine_datasets(by_dataset: dict[str, Sequence[Finding]], *, unit: str = "c
             headline=any(finding.headline for _, finding in members), value=math.nan, interval=None,
             status_range=status_range, control_value=math.nan,
             control_status=controls.pop() if len(controls) == 1 else "",
-            marks=tuple(dict.fromkeys(mark for _, finding in members for mark in finding.marks))))
+            marks=_combined_marks(statuses, [finding for _, finding in members], first.kind, status)))
     return combined
+
+
+def _combined_marks(statuses: Sequence[str], members: Sequence[Finding], kind: str, status: str) -> tuple[str, ...]:
+    """Every dataset's marks, but a knife edge only where one dataset's status changing would change the combined."""
+    marks = dict.fromkeys(mark for finding in members for mark in finding.marks)
+    judged = [name for name in (CHECK_STATUSES if kind == "check" else STATUSES)
+              if name not in ("mixed", "not comparable")]
+    decisive = any(combined_status([*statuses[:i], other, *statuses[i + 1:]], kind) != status
+                   for i, finding in enumerate(members) if "knife edge" in finding.marks
+                   for other in judged if other != finding.status)
+    return tuple(mark for mark in marks if mark != "knife edge" or decisive)
 
 
 def _combined_judgement(members: Sequence[tuple[str, Finding]], unit: str) -> tuple[tuple | None, str]:
