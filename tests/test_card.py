@@ -81,6 +81,9 @@ def test_every_statement_is_judged_with_its_control_and_the_page_says_no_more(ca
     assert tests and all(f.control not in ("", "-") for f in tests)
     assert all(f.interval is not None and f.sampling_unit for f in tests), \
         "each judged statement has an interval over its sampling unit"
+    # The anisotropy baseline estimates the average cosine itself: their agreement is a check, never a test.
+    same = [f for f in record.findings if f.finding == claims.agreement_claim(claims.SAME_QUANTITY)]
+    assert same and {f.kind for f in same} == {"check"}
     evidence = load_evidence(cards[family])
     judged = evidence["run"]["views"][-1]
     glance = _glance_rows((cards[family] / "card.md").read_text(), judged)

@@ -44,6 +44,7 @@ from isolib.findings import (
     Record,
     compare_reference,
     findings_table,
+    general_rule,
 )
 from isolib.measures import LABELS, MEASURE_NAMES, MEASURES, mean_kendall, replicate_array
 from isolib.plotting import save_figure, set_style
@@ -329,10 +330,8 @@ def statement_summary(evidence: dict, record: Record, label: str) -> pd.DataFram
 
 
 def _general(finding) -> str:
-    """A finding's rule without what :func:`isolib.findings.declare` adds about its own numbers (its control's value, the
-    range of thresholds over which its status holds)."""
-    rule = re.split(r" (?:Threshold ours|Its control)", finding.rule)[0]
-    return rule + (" Threshold ours." if finding.threshold_ours else "")
+    """A finding's rule as it reads for every layer: its own numbers aside, "Threshold ours." kept."""
+    return general_rule(finding.rule) + (" Threshold ours." if finding.threshold_ours else "")
 
 
 def rules_table(record: Record) -> pd.DataFrame:
@@ -347,8 +346,8 @@ def rules_table(record: Record) -> pd.DataFrame:
         if finding is not None:
             rows.append({"statement": statement.short, "rule": _general(finding), "control": finding.control,
                          "the literature": statement.source})
-    agreement = next((f for f in record.findings if f.finding in {agreement_claim(name) for name in MEASURE_NAMES[1:]}),
-                     None)
+    agreement = next((f for f in record.findings if f.kind == "test"
+                      and f.finding in {agreement_claim(name) for name in MEASURE_NAMES[1:]}), None)
     if agreement is not None:
         rows.append({"statement": "agrees with the average cosine", "rule": _general(agreement),
                      "control": agreement.control, "the literature": agreement.paper})

@@ -405,6 +405,12 @@ def _combined_marks(statuses: Sequence[str], members: Sequence[Finding], kind: s
     return tuple(mark for mark in marks if mark != "knife edge" or decisive)
 
 
+def general_rule(rule: str) -> str:
+    """A rule without the sentences :func:`declare` ends it with about its own numbers (its threshold's range, its
+    control's outcome): what the rule is wherever it is applied."""
+    return rule.split(_THRESHOLD_SENTENCE)[0].split(_CONTROL_SENTENCE)[0].split(_CONTROL_UNJUDGED)[0]
+
+
 def _combined_judgement(members: Sequence[tuple[str, Finding]], unit: str) -> tuple[tuple | None, str]:
     """The range of thresholds and the rule of a line combined over datasets, with each dataset's control.
 
@@ -413,7 +419,7 @@ def _combined_judgement(members: Sequence[tuple[str, Finding]], unit: str) -> tu
     then the control's outcome on each dataset.
     """
     first = members[0][1]
-    rule = first.rule.split(_THRESHOLD_SENTENCE)[0].split(_CONTROL_SENTENCE)[0].split(_CONTROL_UNJUDGED)[0]
+    rule = general_rule(first.rule)
     judged = [(dataset, finding) for dataset, finding in members if finding.status != "not comparable"]
     status_range = None
     if first.threshold_ours and judged:
